@@ -1,0 +1,81 @@
+import json
+
+import pandas as pd
+import pytest
+
+from analysis.export import ExportError, load_export
+from recourse_engine import carloan_schema
+
+
+def _write(tmp_path, **edits):
+    ev = pd.DataFrame(
+        {
+            "study": "s",
+            "participant": ["p1", "p1", "p2"],
+            "recourse": ["r1", "r2", "r3"],
+            "strategy": ["sparsest", "random", "proximate"],
+            "sparsity": [1, 3, 2],
+            "proximity": [0.2, 1.5, 0.7],
+            "any_impossible": [0, 1, 0],
+            "acceptance": [4, 7, 1],
+            "action": [5, 2, 3],
+            "x_education": [1, 2, 3],
+            "cf_education": [2, 2, 4],
+        }
+    )
+    pa = pd.DataFrame({"participant": ["p1", "p2"], "gender": ["Female", "Male"]})
+    for frame, col, row, value in edits.values():
+        target = ev if frame == "ev" else pa
+        if col not in target:
+            target[col] = target.iloc[:, 0]
+        target[col] = target[col].astype(object)
+        target.loc[row, col] = value
+    ev.to_csv(tmp_path / "evaluations.csv", index=False)
+    pa.to_csv(tmp_path / "participants.csv", index=False)
+    (tmp_path / "schema.json").write_text(json.dumps(carloan_schema().to_dict()))
+    return tmp_path
+
+
+def test_loads_and_keeps_only_possible_evaluations(tmp_path):
+    exp = load_export(_write(tmp_path))
+    assert exp.items == ["education"]
+    assert exp.schema is not None and exp.schema.d == 16
+    kept = exp.kept_evaluations()
+    assert list(kept["recourse"]) == ["r1", "r3"]
+    assert kept["acceptance"].dtype.kind == "i"
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (("ev", "acceptance", 1, 8), "row 2, column 'acceptance': rating must be an integer 1..7"),
+        (("ev", "action", 0, 2.5), "row 1, column 'action'"),
+        (("ev", "sparsity", 2, "lots"), "row 3, column 'sparsity': expected a number"),
+        (("ev", "any_impossible", 0, 2), "column 'any_impossible': must be 0 or 1"),
+        (("ev", "participant", 2, "p9"), "'p9' is not in participants.csv"),
+        (("ev", "cf_education", 0, 6), "column 'cf_education': code outside 1..5"),
+        (("ev", "recourse", 1, "r1"), "row 2: participant and recourse repeat"),
+    ],
+)
+def test_bad_values_name_file_row_and_column(tmp_path, edit, needle):
+    with pytest.raises(ExportError) as err:
+        load_export(_write(tmp_path, e=edit))
+    assert "evaluations.csv" in str(err.value)
+    assert needle in str(err.value)
+
+
+def test_missing_column_and_missing_files(tmp_path):
+    d = _write(tmp_path)
+    pd.read_csv(d / "evaluations.csv").drop(columns=["action"]).to_csv(
+        d / "evaluations.csv", index=False
+    )
+    with pytest.raises(ExportError, match="missing column\\(s\\) action"):
+        load_export(d)
+    with pytest.raises(ExportError, match="neither evaluations.csv nor evaluations.parquet"):
+        load_export(_empty(tmp_path))
+
+
+def _empty(tmp_path):
+    e = tmp_path / "empty"
+    e.mkdir()
+    return e
