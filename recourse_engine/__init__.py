@@ -3,7 +3,23 @@
 Never imports Django; usable from a notebook or a script with no database.
 """
 
+from .constraints import constraint_mask, violations
+from .decision import (
+    DecisionModel,
+    IncomeRule,
+    ModelError,
+    SklearnModel,
+    TorchMLP,
+    load_model,
+    rejects_factual,
+    save_model,
+    train_sklearn_model,
+    train_torch_mlp,
+)
+from .design import Design, DesignError, DesignPart, parse_design
+from .distances import get_distance, item_costs, l2, linf, mad_l1, proximity, sparsity, weighted
 from .encoding import denormalise, feature_names, normalise
+from .pool import Pool, PoolError, pool_from_frame, profile_codes, read_pool_csv
 from .schema import (
     CONSTRAINTS,
     ITEM_TYPES,
@@ -13,16 +29,61 @@ from .schema import (
     carloan_schema,
     load_schema,
 )
+from .selection import (
+    Pick,
+    PoolIndex,
+    Selection,
+    register_strategy,
+    select_many,
+    select_recourses,
+)
+from .synth import synth_pool
 
 __all__ = [
     "CONSTRAINTS",
     "ITEM_TYPES",
+    "DecisionModel",
+    "Design",
+    "DesignError",
+    "DesignPart",
     "FeatureSchema",
+    "IncomeRule",
     "Item",
+    "ModelError",
+    "Pick",
+    "Pool",
+    "PoolError",
+    "PoolIndex",
     "SchemaError",
+    "Selection",
+    "SklearnModel",
+    "TorchMLP",
     "carloan_schema",
+    "constraint_mask",
     "denormalise",
     "feature_names",
+    "get_distance",
+    "item_costs",
+    "l2",
+    "linf",
+    "load_model",
     "load_schema",
+    "mad_l1",
     "normalise",
+    "parse_design",
+    "pool_from_frame",
+    "profile_codes",
+    "proximity",
+    "read_pool_csv",
+    "register_strategy",
+    "rejects_factual",
+    "save_model",
+    "select_many",
+    "select_recourses",
+    "sparsity",
+    "synth_pool",
+    "train_sklearn_model",
+    "train_torch_mlp",
+    "violations",
+    "weighted",
 ]

@@ -1,0 +1,213 @@
+"""Command line: `python -m recourse_engine recourses | synth-pool | train-model`.
+
+Every input is checked before anything is written; errors print one line naming
+the file, row and column and exit with status 2. Outputs are written to a
+temporary file beside the target and renamed, so a failed run leaves nothing.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pandas as pd
+from tqdm import tqdm
+
+from .decision import (
+    IncomeRule,
+    ModelError,
+    load_model,
+    save_model,
+    train_sklearn_model,
+    train_torch_mlp,
+)
+from .design import DesignError, parse_design
+from .pool import PoolError, read_pool_csv
+from .schema import FeatureSchema, SchemaError, carloan_schema, load_schema
+from .selection import PoolIndex, select_many
+from .synth import synth_pool
+
+
+class CliError(Exception):
+    pass
+
+
+def _schema(path: str | None) -> FeatureSchema:
+    return carloan_schema() if path is None else load_schema(path)
+
+
+def _out_path(path: str) -> Path:
+    out = Path(path)
+    if out.is_dir():
+        raise CliError(f"{out}: is a folder; give a file name")
+    if not out.parent.exists():
+        raise CliError(f"{out.parent}: output folder does not exist")
+    return out
+
+
+def _write_atomic(out: Path, write: Callable[[Path], None]) -> None:
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = _seed(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
+
+
+def cmd_recourses(args: argparse.Namespace) -> int:
+    schema = _schema(args.schema)
+    design = parse_design(args.design)
+    out = _out_path(args.out)
+    coverage_out = _out_path(args.coverage) if args.coverage else None
+    pool = read_pool_csv(args.pool, schema)
+    profiles = read_pool_csv(args.profiles, schema)
+    model = IncomeRule() if args.model is None else load_model(args.model, schema)
+    index = PoolIndex(schema, pool, model)
+    progress = None
+    if len(profiles) > 1 and not args.quiet:
+        progress = lambda rows: tqdm(rows, desc="profiles", unit="profile", file=sys.stderr)  # noqa: E731
+    selections = select_many(index, profiles, design, seed=args.seed, progress=progress)
+
+    rows, cov = [], []
+    for pid, sel in zip(profiles.ids, selections, strict=True):
+        cov.append(
+            {
+                "profile_id": pid,
+                "requested": sel.requested,
+                "found": len(sel.picks),
+                "shortfall": sel.shortfall,
+                "admissible": sel.n_admissible,
+            }
+        )
+        for p in sel.picks:
+            row = {
+                "profile_id": pid,
+                "strategy": p.strategy,
+                "pool_id": p.pool_id,
+                "sparsity": p.sparsity,
+                "proximity": round(p.proximity, 12),
+                "changed": ";".join(p.changed),
+            }
+            if pool.income is not None:
+                inc = float(pool.income[p.pool_index])
+                row["income"] = int(inc) if inc.is_integer() else inc
+            for it, code in zip(schema.items, p.codes, strict=True):
+                row[it.key] = code if it.is_numeric else int(code)
+            rows.append(row)
+    columns = ["profile_id", "strategy", "pool_id", "sparsity", "proximity", "changed"]
+    columns += (["income"] if pool.income is not None else []) + schema.keys
+    frame = pd.DataFrame(rows, columns=columns)
+    _write_atomic(out, lambda p: frame.to_csv(p, index=False))
+    if coverage_out is not None:
+        _write_atomic(coverage_out, lambda p: pd.DataFrame(cov).to_csv(p, index=False))
+    short = [c for c in cov if c["shortfall"]]
+    print(
+        f"{len(profiles)} profiles, {len(frame)} recourses written to {out}; "
+        f"{len(profiles) - len(short)} fully covered, {len(short)} short "
+        f"({sum(c['shortfall'] for c in short)} recourses missing)",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def cmd_synth_pool(args: argparse.Namespace) -> int:
+    schema = _schema(args.schema)
+    out = _out_path(args.out)
+    try:
+        frame = synth_pool(schema, n=args.n, seed=args.seed)
+    except ValueError as exc:
+        raise CliError(str(exc)) from None
+    _write_atomic(out, lambda p: frame.to_csv(p, index=False))
+    print(f"{len(frame)} synthetic profiles written to {out}", file=sys.stderr)
+    return 0
+
+
+def cmd_train_model(args: argparse.Namespace) -> int:
+    schema = _schema(args.schema)
+    out = _out_path(args.out)
+    pool = read_pool_csv(args.pool, schema, require_income=args.use_income)
+    if args.kind == "torch":
+        model = train_torch_mlp(
+            schema, pool, args.label, use_income=args.use_income, seed=args.seed
+        )
+    else:
+        model = train_sklearn_model(
+            schema, pool, args.label, kind=args.kind, use_income=args.use_income, seed=args.seed
+        )
+    _write_atomic(out, lambda p: save_model(model, p))
+    acc = (model.approves(pool.codes, pool.income) == pool.extra[args.label].astype(bool)).mean()
+    print(
+        f"{model.name} trained on {len(pool)} rows (training accuracy {acc:.3f}) -> {out}",
+        file=sys.stderr,
+    )
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m recourse_engine", description=__doc__.split("\n")[0]
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    r = sub.add_parser("recourses", help="select recourses for profiles from a pool")
+    r.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
+    r.add_argument("--pool", required=True, help="pool CSV: id, income, one column per item")
+    r.add_argument("--profiles", required=True, help="profiles CSV in the pool's format")
+    r.add_argument("--design", default="sparsest:1,proximate:1,random:3")
+    r.add_argument("--model", help="saved decision model (default: the 4/3 income rule)")
+    r.add_argument("--seed", type=_seed, default=0)
+    r.add_argument("--out", required=True, help="output CSV, one row per recourse")
+    r.add_argument("--coverage", help="optional CSV: requested, found and shortfall per profile")
+    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    r.set_defaults(func=cmd_recourses)
+
+    s = sub.add_parser("synth-pool", help="write a seeded synthetic car-loan pool")
+    s.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
+    s.add_argument("--n", type=_positive, default=3683)
+    s.add_argument("--seed", type=_seed, default=0)
+    s.add_argument("--out", required=True)
+    s.set_defaults(func=cmd_synth_pool)
+
+    t = sub.add_parser("train-model", help="train a decision model on a pool with a 0/1 label")
+    t.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
+    t.add_argument("--pool", required=True)
+    t.add_argument("--label", required=True, help="name of the 0/1 label column")
+    t.add_argument("--kind", choices=("logistic", "mlp", "torch"), default="logistic")
+    t.add_argument("--use-income", action="store_true", help="also use log income as a feature")
+    t.add_argument("--seed", type=_seed, default=0)
+    t.add_argument("--out", required=True, help="model file (.joblib, or .pt for torch)")
+    t.set_defaults(func=cmd_train_model)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args))
+    except (CliError, SchemaError, PoolError, DesignError, ModelError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2

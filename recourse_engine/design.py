@@ -1,0 +1,136 @@
+"""Study designs: which strategies choose a participant's recourses, and how many each.
+
+Grammar: comma-separated parts `strategy[@distance[weights]]:k`, e.g.
+`sparsest:1,proximate:1,random:3`, `lowest_cost@l2:2`, `diverse@proximity:3`,
+`lowest_cost@weighted[1,0.5,0,0]:1`. Parts are applied in order; each part's
+picks are distinct from all earlier picks.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .distances import Distance, get_distance
+
+MAX_PER_PART = 50
+MAX_TOTAL = 100
+
+#: strategies whose distance is part of their definition
+FIXED_DISTANCE = {"sparsest": "sparsity", "proximate": "proximity"}
+#: strategies that rank by a distance the design may name (default: proximity)
+RANKED = {"lowest_cost", "diverse"}
+#: strategies that use no distance
+UNRANKED = {"random"}
+#: strategies added by other modules (e.g. balanced recourse), see selection.register_strategy
+EXTRA_STRATEGIES: set[str] = set()
+
+_PART = re.compile(
+    r"^(?P<name>[a-z][a-z0-9_]*)"
+    r"(?:@(?P<dist>[a-z][a-z0-9_]*)(?:\[(?P<params>[^\]]*)\])?)?"
+    r":(?P<k>[^:]+)$"
+)
+
+
+class DesignError(ValueError):
+    """A design string that cannot be used; the message names the part and the problem."""
+
+
+@dataclass(frozen=True)
+class DesignPart:
+    strategy: str
+    k: int
+    distance: Distance | None = None
+
+    @property
+    def label(self) -> str:
+        """The strategy as recorded on each recourse (e.g. `sparsest`, `lowest_cost@l2`)."""
+        if self.strategy in RANKED and self.distance is not None:
+            return f"{self.strategy}@{self.distance.label}"
+        return self.strategy
+
+    def __str__(self) -> str:
+        return f"{self.label}:{self.k}"
+
+
+@dataclass(frozen=True)
+class Design:
+    parts: tuple[DesignPart, ...]
+
+    @property
+    def total(self) -> int:
+        return sum(p.k for p in self.parts)
+
+    def __str__(self) -> str:
+        return ",".join(str(p) for p in self.parts)
+
+
+def known_strategies() -> list[str]:
+    return sorted({*FIXED_DISTANCE, *RANKED, *UNRANKED, *EXTRA_STRATEGIES})
+
+
+def _split_top_level(text: str) -> list[str]:
+    parts, depth, cur = [], 0, []
+    for ch in text:
+        if ch == "[":
+            depth += 1
+        elif ch == "]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            parts.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    parts.append("".join(cur))
+    return parts
+
+
+def _parse_part(raw: str) -> DesignPart:
+    text = raw.strip()
+    if not text:
+        raise DesignError("empty part (two commas in a row, or a trailing comma?)")
+    m = _PART.match(text)
+    if not m:
+        raise DesignError(f"part {text!r}: expected strategy:k, e.g. sparsest:1 or random:3")
+    name, dist, params, k_text = m["name"], m["dist"], m["params"], m["k"]
+    if name not in known_strategies():
+        raise DesignError(
+            f"part {text!r}: unknown strategy {name!r}; known: {', '.join(known_strategies())}"
+        )
+    if not k_text.isdigit() or int(k_text) < 1:
+        raise DesignError(f"part {text!r}: k must be a positive integer, got {k_text!r}")
+    k = int(k_text)
+    if k > MAX_PER_PART:
+        raise DesignError(f"part {text!r}: k = {k} is more than {MAX_PER_PART}")
+    distance: Distance | None = None
+    if dist is not None:
+        if name not in RANKED:
+            raise DesignError(
+                f"part {text!r}: {name!r} takes no @distance (only {', '.join(sorted(RANKED))} do)"
+            )
+        try:
+            values = tuple(float(v) for v in params.split(",")) if params else ()
+        except ValueError:
+            raise DesignError(f"part {text!r}: weights must be numbers, got [{params}]") from None
+        try:
+            distance = get_distance(dist, values)
+        except ValueError as exc:
+            raise DesignError(f"part {text!r}: {exc}") from None
+    elif name in RANKED:
+        distance = get_distance("proximity")
+    elif name in FIXED_DISTANCE:
+        distance = get_distance(FIXED_DISTANCE[name])
+    return DesignPart(strategy=name, k=k, distance=distance)
+
+
+def parse_design(text: str | Design) -> Design:
+    """Parse a design string; raises DesignError naming the offending part."""
+    if isinstance(text, Design):
+        return text
+    if not isinstance(text, str) or not text.strip():
+        raise DesignError("design is empty; e.g. sparsest:1,proximate:1,random:3")
+    parts = tuple(_parse_part(p) for p in _split_top_level(text))
+    design = Design(parts)
+    if design.total > MAX_TOTAL:
+        raise DesignError(f"design asks for {design.total} recourses; at most {MAX_TOTAL}")
+    return design

@@ -1,0 +1,344 @@
+"""Pool search and selection: the admissible counterfactuals of a profile, and a design's picks.
+
+A pool profile x' is *admissible* for x when the decision model approves it
+(for the income rule: income(x') >= 4/3 income(x)), every item constraint holds,
+and x' differs from x in at least one item. A design's parts then pick from the
+admissible set in order:
+
+* `sparsest` / `proximate` / `lowest_cost@d`: the k lowest costs under the
+  distance; ties broken uniformly at random with the seed.
+* `random`: uniformly at random.
+* `diverse@d`: greedy max-min under d among the low-cost candidates: the first
+  pick is the cheapest, each next one maximises its smallest distance to
+  everything picked so far.
+
+Picks are distinct profiles: never the same pool row twice, and never a row
+whose items equal an earlier pick's. When fewer admissible candidates exist
+than asked, the selection holds what exists and reports the shortfall; it never
+fills up with an inadmissible profile.
+
+Speed: `PoolIndex` sorts the pool by income once, so the income rule's approved
+set is a contiguous suffix; a factual-independent model's approved rows are
+gathered once. Each search is then d vectorised comparisons over that block and
+one (m, d) cost matrix over the admissible rows — no Python loop over the pool.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from . import design as design_mod
+from .constraints import constraint_mask
+from .decision import DecisionModel, IncomeRule
+from .design import Design, DesignPart, parse_design
+from .distances import CHANGE_TOL, RANK_DECIMALS, item_costs
+from .pool import Pool, profile_codes
+from .schema import FeatureSchema
+
+DIVERSE_SHORTLIST = 20  # low-cost candidates per requested diverse pick
+
+
+@dataclass
+class Pick:
+    strategy: str
+    pool_index: int
+    pool_id: str
+    codes: np.ndarray
+    sparsity: int
+    proximity: float
+    changed: list[str]
+
+
+@dataclass
+class Selection:
+    picks: list[Pick]
+    requested: int
+    n_admissible: int
+    shortfall_by_part: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def shortfall(self) -> int:
+        return self.requested - len(self.picks)
+
+    @property
+    def coverage(self) -> float:
+        return len(self.picks) / self.requested if self.requested else 1.0
+
+
+@dataclass
+class Candidates:
+    """The admissible set of one factual profile, with its cost matrix."""
+
+    schema: FeatureSchema
+    x: np.ndarray
+    rows: np.ndarray  # original pool indices of admissible candidates
+    codes: np.ndarray  # (m, d)
+    costs: np.ndarray  # (m, d) item costs
+    pool: Pool
+    keys: np.ndarray  # (m,) equal keys <=> equal item values
+
+    def same_profile(self, pos: int) -> np.ndarray:
+        """Mask of candidates whose items equal candidate pos's (itself included)."""
+        return self.keys == self.keys[pos]
+
+    @cached_property
+    def sparsity(self) -> np.ndarray:
+        return (self.costs > CHANGE_TOL).sum(axis=1)
+
+    @cached_property
+    def proximity(self) -> np.ndarray:
+        return self.costs.sum(axis=1)
+
+    def distance(self, part: DesignPart) -> np.ndarray:
+        assert part.distance is not None
+        name = part.distance.name
+        if name == "sparsity":
+            return self.sparsity.astype(float)
+        if name == "proximity":
+            return self.proximity
+        return part.distance(self.schema, self.x, self.codes, mad=self.pool.mad())
+
+
+StrategyFn = Callable[
+    [Candidates, DesignPart, np.random.Generator, np.ndarray, list[int]], list[int]
+]
+_STRATEGIES: dict[str, StrategyFn] = {}
+
+
+def register_strategy(name: str, fn: StrategyFn) -> None:
+    """Let other modules (e.g. balanced recourse) add a strategy a design may name.
+
+    `fn(candidates, part, rng, available, picked)` returns up to part.k positions into the
+    candidate arrays, all with `available[pos]` True; the caller enforces distinctness.
+    """
+    _STRATEGIES[name] = fn
+    design_mod.EXTRA_STRATEGIES.add(name)
+
+
+class PoolIndex:
+    """A pool prepared for repeated searches with one decision model."""
+
+    def __init__(self, schema: FeatureSchema, pool: Pool, model: DecisionModel | None = None):
+        if pool.schema_hash != schema.hash():
+            raise ValueError("pool was validated against a different schema")
+        self.schema = schema
+        self.pool = pool
+        self.model: DecisionModel = model if model is not None else IncomeRule()
+        self._income_sorted = isinstance(self.model, IncomeRule)
+        if self._income_sorted:
+            if pool.income is None:
+                raise ValueError("the income rule needs a pool with an income column")
+            self.order = np.argsort(pool.income, kind="stable")
+            self.income = pool.income[self.order]
+        else:
+            approved = np.asarray(self.model.approves(pool.codes, pool.income), dtype=bool)
+            self.order = np.flatnonzero(approved)
+            self.income = None if pool.income is None else pool.income[self.order]
+        self.codes = np.asfortranarray(pool.codes[self.order])
+        self.keys = profile_keys(schema, self.codes)
+
+    def candidates(self, x: np.ndarray, income: float | None = None) -> Candidates:
+        x = np.asarray(x, dtype=float)
+        start = 0
+        if self._income_sorted:
+            if income is None or not np.isfinite(income) or income < 0:
+                raise ValueError("the income rule needs the factual profile's income (>= 0)")
+            approved = self.model.approves(self.codes, self.income, factual_income=income)
+            start = len(approved) - int(approved.sum())  # income-sorted: approvals are a suffix
+        block = self.codes[start:]
+        ok = constraint_mask(self.schema, x, block)
+        pos = np.flatnonzero(ok)
+        sub = block[pos]
+        costs = item_costs(self.schema, x, sub)
+        moved = (costs > CHANGE_TOL).any(axis=1)
+        pos, sub, costs = pos[moved], sub[moved], costs[moved]
+        keys = self.keys[start + pos]
+        return Candidates(self.schema, x, self.order[start + pos], sub, costs, self.pool, keys)
+
+    def select(
+        self,
+        x: np.ndarray | dict[str, float] | Sequence[float],
+        income: float | None,
+        design: Design | str,
+        seed: int | Sequence[int] | np.random.Generator | None = 0,
+    ) -> Selection:
+        design = parse_design(design)
+        xv = profile_codes(self.schema, x)
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        cand = self.candidates(xv, income)
+        return _apply_design(cand, design, rng)
+
+
+def _lowest(
+    cand: Candidates,
+    part: DesignPart,
+    rng: np.random.Generator,
+    available: np.ndarray,
+    picked: list[int],
+) -> list[int]:
+    cost = np.round(cand.distance(part), RANK_DECIMALS)
+    avail = available.copy()
+    out: list[int] = []
+    while len(out) < part.k and avail.any():
+        best = cost[avail].min()
+        ties = np.flatnonzero(avail & (cost == best))
+        choice = int(rng.choice(ties))
+        out.append(choice)
+        avail &= ~cand.same_profile(choice)
+    return out
+
+
+def _random(
+    cand: Candidates,
+    part: DesignPart,
+    rng: np.random.Generator,
+    available: np.ndarray,
+    picked: list[int],
+) -> list[int]:
+    avail = available.copy()
+    out: list[int] = []
+    while len(out) < part.k and avail.any():
+        choice = int(rng.choice(np.flatnonzero(avail)))
+        out.append(choice)
+        avail &= ~cand.same_profile(choice)
+    return out
+
+
+def _diverse(
+    cand: Candidates,
+    part: DesignPart,
+    rng: np.random.Generator,
+    available: np.ndarray,
+    picked: list[int],
+) -> list[int]:
+    assert part.distance is not None
+    cost = np.round(cand.distance(part), RANK_DECIMALS)
+    pos = np.flatnonzero(available)
+    if pos.size == 0:
+        return []
+    # shortlist the cheapest candidates, ties in random order
+    tiebreak = rng.random(pos.size)
+    order = np.lexsort((tiebreak, cost[pos]))
+    short = pos[order[: max(DIVERSE_SHORTLIST * part.k, part.k)]]
+    dist = part.distance
+    chosen_codes = [cand.codes[p] for p in picked]
+    out: list[int] = []
+    alive = np.ones(short.size, dtype=bool)
+    while len(out) < part.k and alive.any():
+        if not chosen_codes:
+            idx = int(np.flatnonzero(alive)[0])  # the cheapest (shortlist is cost-sorted)
+        else:
+            mins = np.full(short.size, np.inf)
+            for c in chosen_codes:
+                mins = np.minimum(
+                    mins, dist(cand.schema, c, cand.codes[short], mad=cand.pool.mad())
+                )
+            mins = np.round(mins, RANK_DECIMALS)
+            mins[~alive] = -np.inf
+            idx = int(np.flatnonzero(mins == mins.max())[0])  # ties: cheapest first
+        choice = int(short[idx])
+        out.append(choice)
+        chosen_codes.append(cand.codes[choice])
+        alive &= cand.keys[short] != cand.keys[choice]
+    return out
+
+
+_STRATEGIES.update(
+    {
+        "sparsest": _lowest,
+        "proximate": _lowest,
+        "lowest_cost": _lowest,
+        "random": _random,
+        "diverse": _diverse,
+    }
+)
+
+
+def profile_keys(schema: FeatureSchema, codes: np.ndarray) -> np.ndarray:
+    """One integer per row, equal exactly when the rows' item values are equal.
+
+    Coded items give a mixed-radix number when it fits in 63 bits; otherwise (numeric
+    items, huge schemas) the rows are numbered by np.unique, once per pool.
+    """
+    radix = [it.n_options for it in schema.items]
+    if not schema.has_numeric and float(np.prod(np.array(radix, dtype=float))) < 2.0**62:
+        keys = np.zeros(codes.shape[0], dtype=np.int64)
+        for j, r in enumerate(radix):
+            keys = keys * r + (codes[:, j].astype(np.int64) - 1)
+        return keys
+    _, inverse = np.unique(np.ascontiguousarray(codes), axis=0, return_inverse=True)
+    return inverse.ravel().astype(np.int64)
+
+
+def _apply_design(cand: Candidates, design: Design, rng: np.random.Generator) -> Selection:
+    available = np.ones(len(cand.rows), dtype=bool)
+    picked: list[int] = []
+    picks: list[Pick] = []
+    shortfalls: dict[str, int] = {}
+    sparsity = cand.sparsity
+    proximity = cand.proximity
+    keys = cand.schema.keys
+    for part in design.parts:
+        fn = _STRATEGIES[part.strategy]
+        chosen = fn(cand, part, rng, available, picked)
+        got = 0
+        for pos in chosen[: part.k]:
+            if not available[pos]:
+                raise RuntimeError(f"strategy {part.strategy!r} picked an unavailable candidate")
+            available &= ~cand.same_profile(pos)
+            picked.append(pos)
+            got += 1
+            row = int(cand.rows[pos])
+            picks.append(
+                Pick(
+                    strategy=part.label,
+                    pool_index=row,
+                    pool_id=str(cand.pool.ids[row]),
+                    codes=cand.codes[pos].copy(),
+                    sparsity=int(sparsity[pos]),
+                    proximity=float(proximity[pos]),
+                    changed=[keys[j] for j in np.flatnonzero(cand.costs[pos] > CHANGE_TOL)],
+                )
+            )
+        if got < part.k:
+            shortfalls[part.label] = shortfalls.get(part.label, 0) + part.k - got
+    return Selection(picks, design.total, len(cand.rows), shortfalls)
+
+
+def select_recourses(
+    *,
+    schema: FeatureSchema,
+    pool: Pool,
+    codes: np.ndarray | dict[str, float] | Sequence[float],
+    income: float | None,
+    design: Design | str,
+    model: DecisionModel | None = None,
+    seed: int | Sequence[int] | np.random.Generator | None = 0,
+    index: PoolIndex | None = None,
+) -> Selection:
+    """Select one profile's recourses; pass a reused `index` to search a pool many times."""
+    index = index or PoolIndex(schema, pool, model)
+    return index.select(codes, income, design, seed)
+
+
+def select_many(
+    index: PoolIndex,
+    profiles: Pool,
+    design: Design | str,
+    seed: int = 0,
+    progress: Any = None,
+) -> list[Selection]:
+    """Select for every profile of a batch; profile i uses the seed sequence (seed, i), so a
+    profile's recourses do not depend on the other profiles in the batch."""
+    design = parse_design(design)
+    out = []
+    rows = range(len(profiles))
+    for i in progress(rows) if progress else rows:
+        income = None if profiles.income is None else float(profiles.income[i])
+        out.append(index.select(profiles.codes[i], income, design, seed=[seed, i]))
+    return out
