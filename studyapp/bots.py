@@ -1,0 +1,188 @@
+"""Bots that walk the participant pages over HTTP (oTree style), for dry runs and tests.
+
+A bot reads each page it is served (the hidden ``page`` field says which page it is), fills
+the form with seeded simulated answers and submits it, exactly as a browser would; on the
+waiting page it polls the status endpoint. The response model is deliberately simple:
+ratings fall with the recourse's sparsity plus noise, and each changed item is marked
+impossible with a small probability. It exists to exercise the flow and the analysis, not
+to predict people.
+"""
+
+from __future__ import annotations
+
+import html
+import re
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.test import Client
+
+from recourse_engine import FeatureSchema
+
+from . import engine, screening
+from .models import Study
+
+_PAGE = re.compile(r'name="page" value="([^"]*)"')
+_RECOURSE = re.compile(r'name="recourse" value="(\d+)"')
+_IMPOSSIBLE = re.compile(r'name="impossible_([A-Za-z0-9_]+)"')
+_CHANGED_ROWS = re.compile(r'<tr class="changed">')
+_CODE = re.compile(r'id="(completion|screenout|no-recourse)-code">([^<]+)<')
+_OUTCOMES = {"completion": "completed", "screenout": "screened_out", "no-recourse": "no_recourse"}
+
+
+class BotError(RuntimeError):
+    """The flow did something a participant could not get past."""
+
+
+@dataclass
+class BotResult:
+    code: str = ""
+    outcome: str = ""
+    completion_code: str = ""
+    evaluations: int = 0
+    wait_seconds: float | None = None
+    pages: list[str] = field(default_factory=list)
+
+
+def _eligible_answers(qs: list[dict[str, Any]], rng: np.random.Generator) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for q in qs:
+        if q["type"] == "integer":
+            lo, hi = int(q.get("min", 18)), int(q.get("max", 99))
+            out[q["key"]] = str(int(rng.integers(max(lo, 20), min(hi, 65) + 1)))
+        elif q["type"] == "choice":
+            codes = q.get("eligible") or list(range(1, len(q["options"]) + 1))
+            out[q["key"]] = str(int(rng.choice(codes)))
+        else:
+            codes = q.get("eligible_only") or [1]
+            out[q["key"]] = [str(int(rng.choice(codes)))]
+    return out
+
+
+def _ineligible_answers(qs: list[dict[str, Any]], rng: np.random.Generator) -> dict[str, Any]:
+    out = _eligible_answers(qs, rng)
+    for q in qs:
+        if q["type"] == "choice" and q.get("eligible"):
+            bad = [c for c in range(1, len(q["options"]) + 1) if c not in q["eligible"]]
+            if bad:
+                out[q["key"]] = str(int(rng.choice(bad)))
+                return out
+    raise BotError("this study's screening has no ineligible answer to give")
+
+
+def _profile_answers(schema: FeatureSchema, rng: np.random.Generator) -> dict[str, str]:
+    out = {}
+    for item in schema.items:
+        if item.is_numeric:
+            out[item.key] = f"{rng.uniform(item.low, item.high):.3f}"
+        else:
+            # lower codes are likelier, so most profiles have room to improve
+            n = item.n_options
+            p = np.linspace(2.0, 1.0, n)
+            out[item.key] = str(int(rng.choice(np.arange(1, n + 1), p=p / p.sum())))
+    return out
+
+
+def _rating(rng: np.random.Generator, sparsity: int) -> str:
+    return str(int(np.clip(round(5.5 - 0.35 * sparsity + rng.normal(0, 1.2)), 1, 7)))
+
+
+class Bot:
+    def __init__(
+        self,
+        study: Study,
+        *,
+        seed: int,
+        eligible: bool = True,
+        client: Client | None = None,
+        wait_timeout: float = 120.0,
+        poll_seconds: float = 0.1,
+    ) -> None:
+        self.study = study
+        self.rng = np.random.default_rng(seed)
+        self.eligible = eligible
+        self.client = client or Client()
+        self.wait_timeout = wait_timeout
+        self.poll_seconds = poll_seconds
+        self.schema = engine.schema_of(study.schema)
+        self.questions = screening.questions(study.schema)
+
+    def _get(self, url: str) -> str:
+        r = self.client.get(url)
+        if r.status_code != 200:
+            raise BotError(f"GET {url}: HTTP {r.status_code}")
+        return r.content.decode()
+
+    def _post(self, url: str, data: dict[str, Any]) -> None:
+        r = self.client.post(url, data)
+        if r.status_code != 302:
+            raise BotError(f"POST {url} ({data.get('page')}): HTTP {r.status_code}")
+
+    def run(self) -> BotResult:
+        r = self.client.get(f"/s/{self.study.slug}/")
+        if r.status_code != 302:
+            raise BotError(f"start link: HTTP {r.status_code}")
+        url = r["Location"]
+        result = BotResult(code=url.rstrip("/").rsplit("/", 1)[-1])
+        for _ in range(200):
+            body = self._get(url)
+            m = _PAGE.search(body)
+            if m is None:  # a page without a form: waiting or an end page
+                if 'id="progress"' in body:
+                    result.pages.append("waiting")
+                    result.wait_seconds = self._wait(url)
+                    continue
+                code = _CODE.search(body)
+                if code is None:
+                    raise BotError(f"{url}: a page with neither a form nor an end code")
+                result.outcome = _OUTCOMES[code.group(1)]
+                result.completion_code = html.unescape(code.group(2)).strip()
+                return result
+            page = html.unescape(m.group(1))
+            result.pages.append(page)
+            self._post(url, self._answers(page, body))
+            if page.startswith("evaluation-"):
+                result.evaluations += 1
+        raise BotError("the flow did not end after 200 pages")
+
+    def _answers(self, page: str, body: str) -> dict[str, Any]:
+        data: dict[str, Any] = {"page": page}
+        if page == "screening":
+            answers = (
+                _eligible_answers(self.questions, self.rng)
+                if self.eligible
+                else _ineligible_answers(self.questions, self.rng)
+            )
+            data.update(answers)
+        elif page == "consent":
+            data["agree"] = "on"
+        elif page == "profile":
+            data.update(_profile_answers(self.schema, self.rng))
+        elif page.startswith("evaluation-"):
+            recourse = _RECOURSE.search(body)
+            if recourse is None:
+                raise BotError(f"{page}: no recourse field")
+            changed = sorted(set(_IMPOSSIBLE.findall(body)))
+            sparsity = len(_CHANGED_ROWS.findall(body))
+            data["recourse"] = recourse.group(1)
+            data["acceptance"] = _rating(self.rng, sparsity)
+            data["acceptance_why"] = "simulated answer"
+            data["action"] = _rating(self.rng, sparsity)
+            data["action_why"] = "simulated answer"
+            for key in changed:
+                data[f"impossible_{key}"] = "yes" if self.rng.random() < 0.05 else "no"
+        return data
+
+    def _wait(self, url: str) -> float:
+        status_url = url.rstrip("/") + "/status"
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < self.wait_timeout:
+            r = self.client.get(status_url)
+            if r.status_code == 200 and r.json().get("ready"):
+                return time.monotonic() - t0
+            time.sleep(self.poll_seconds)
+        raise BotError(
+            f"recourses not ready after {self.wait_timeout:g}s: is a Celery worker running?"
+        )

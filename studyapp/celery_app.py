@@ -1,0 +1,15 @@
+"""The Celery application (cookiecutter-django style: its own module, autodiscovered tasks).
+
+Configuration comes from Django settings under the ``CELERY_`` namespace, so the broker is
+the embedded SQLite queue by default and Redis when ``CELERY_BROKER_URL`` is set.
+"""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.settings")
+
+app = Celery("studyapp")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

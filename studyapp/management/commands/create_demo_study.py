@@ -1,0 +1,80 @@
+"""Create (once) the reference car-loan study with a synthetic pool, live, plus an admin login.
+
+Idempotent: a second run changes nothing and prints the same link and login. The admin
+password is generated on first run and kept in var/admin-password (mode 600).
+"""
+
+from __future__ import annotations
+
+import secrets
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth import get_user_model
+from django.db import transaction
+
+from recourse_engine import carloan_schema, synth_pool
+
+from ... import carloan, services
+from ...models import Study
+from ..base import StudyCommand
+
+
+class Command(StudyCommand):
+    help = "Create the demo car-loan study (idempotent) and an admin user; print link and login."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("--slug", default="carloan")
+        parser.add_argument("--pool-size", type=int, default=3683)
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument("--admin-user", default="admin")
+        parser.add_argument("--no-admin", action="store_true", help="do not create an admin")
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        if not 10 <= opts["pool_size"] <= 200_000:
+            self.fail(f"--pool-size must be 10..200000, got {opts['pool_size']}")
+        slug = opts["slug"]
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            schema = carloan_schema()
+            pool = synth_pool(schema, n=opts["pool_size"], seed=opts["seed"])
+            design = ",".join(f"{k}:{v}" for k, v in schema.extra["evaluation"]["design"].items())
+            with transaction.atomic():
+                study = services.study_create(
+                    slug=slug,
+                    title="Car loan study (reference, synthetic pool)",
+                    schema=schema,
+                    pool=pool,
+                    design=design,
+                    texts=carloan.TEXTS,
+                    consent_version=carloan.CONSENT_VERSION,
+                    seed=opts["seed"],
+                )
+                services.study_set_state(study=study, state=Study.State.LIVE)
+            self.stdout.write(
+                f"created study {slug}: {study.pool_rows} pool profiles, {study.design}"
+            )
+        else:
+            self.stdout.write(f"study {slug} exists ({study.state}); left unchanged")
+        base = opts["base_url"].rstrip("/")
+        self.stdout.write(f"Participant link: {base}/s/{slug}/")
+        if not opts["no_admin"]:
+            self._admin(opts["admin_user"], base)
+
+    def _admin(self, username: str, base: str) -> None:
+        User = get_user_model()
+        secret = settings.VAR_DIR / "admin-password"
+        if not User.objects.filter(username=username).exists():
+            password = secrets.token_urlsafe(12)
+            User.objects.create_superuser(username=username, email="", password=password)
+            secret.parent.mkdir(parents=True, exist_ok=True)
+            secret.write_text(password + "\n")
+            secret.chmod(0o600)
+        elif secret.exists():
+            password = secret.read_text().strip()
+        else:
+            password = (
+                "(set earlier; change it with: python manage.py changepassword " + username + ")"
+            )
+        self.stdout.write(f"Admin: {base}/admin/  user {username}  password {password}")

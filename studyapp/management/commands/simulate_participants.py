@@ -1,0 +1,72 @@
+"""Run seeded bot participants through a live study over the real HTTP flow."""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from typing import Any
+
+from django.conf import settings
+
+from ...bots import Bot, BotError
+from ...celery_app import app as celery_app
+from ...models import Study
+from ..base import StudyCommand
+
+
+class Command(StudyCommand):
+    help = "Walk N simulated participants through a live study (needs a running worker)."
+
+    def add_arguments(self, parser: Any) -> None:
+        parser.add_argument("study", help="study slug")
+        parser.add_argument("--n", type=int, default=10, help="number of participants (1..10000)")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument(
+            "--ineligible",
+            type=float,
+            default=0.0,
+            help="share of bots that answer the screening ineligibly (0..1)",
+        )
+        parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait per bot")
+        parser.add_argument(
+            "--eager", action="store_true", help="run recourse tasks in this process (no worker)"
+        )
+
+    def handle(self, *args: Any, **opts: Any) -> None:
+        n, share = opts["n"], opts["ineligible"]
+        if not 1 <= n <= 10_000:
+            self.fail(f"--n must be 1..10000, got {n}")
+        if not 0.0 <= share <= 1.0:
+            self.fail(f"--ineligible must be a share in 0..1, got {share}")
+        if opts["timeout"] <= 0:
+            self.fail(f"--timeout must be positive, got {opts['timeout']}")
+        study = self.study(opts["study"])
+        if study.state != Study.State.LIVE:
+            self.fail(f"study {study.slug} is {study.state}, not live")
+        if "testserver" not in settings.ALLOWED_HOSTS:  # the bots' client host name
+            settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
+        if opts["eager"]:
+            celery_app.conf.task_always_eager = True
+        outcomes: Counter[str] = Counter()
+        waits, evaluations = [], 0
+        n_ineligible = round(n * share)
+        for i in range(n):
+            bot = Bot(
+                study,
+                seed=opts["seed"] * 100_003 + i,
+                eligible=i >= n_ineligible,
+                wait_timeout=opts["timeout"],
+            )
+            try:
+                result = bot.run()
+            except BotError as exc:
+                self.fail(f"bot {i + 1}/{n}: {exc}")
+            outcomes[result.outcome] += 1
+            evaluations += result.evaluations
+            if result.wait_seconds is not None:
+                waits.append(result.wait_seconds)
+        summary = ", ".join(f"{k} {v}" for k, v in sorted(outcomes.items()))
+        line = f"{n} participants in {study.slug}: {summary}; {evaluations} evaluations"
+        if waits:
+            line += f"; median wait on the waiting page {statistics.median(waits):.2f}s"
+        self.stdout.write(line)

@@ -1,0 +1,194 @@
+"""Tables of a study: the study itself, its participants, their profiles, recourses,
+evaluations and page-visit paradata.
+
+Models hold data and integrity rules (constraints), not behaviour: writes go through
+`services.py`, reads through `selectors.py` (HackSoft's split).
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from django.core.validators import MaxValueValidator, MinValueValidator
+from django.db import models
+
+
+def new_access_code() -> str:
+    """128 random bits, URL-safe: the participant's only credential, so it must be unguessable."""
+    return secrets.token_urlsafe(16)
+
+
+def new_completion_code() -> str:
+    return secrets.token_hex(4).upper()
+
+
+class Study(models.Model):
+    class State(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        LIVE = "live", "Live"
+        CLOSED = "closed", "Closed"
+
+    slug = models.SlugField(unique=True, help_text="Short id used in links and exports.")
+    title = models.CharField(max_length=200)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.DRAFT)
+    schema = models.JSONField(help_text="Feature schema (profile items, screening, evaluation).")
+    schema_hash = models.CharField(max_length=32)
+    texts = models.JSONField(default=dict, help_text="Consent, scenario, rejection, ... texts.")
+    consent_version = models.CharField(max_length=40, default="1")
+    design = models.CharField(max_length=500, help_text="e.g. sparsest:1,proximate:1,random:3")
+    decision_model = models.CharField(max_length=100, default="income_rule")
+    pool_csv = models.TextField(help_text="The counterfactual pool as CSV (id, income, items).")
+    pool_hash = models.CharField(max_length=64)
+    pool_rows = models.PositiveIntegerField(default=0)
+    seed = models.BigIntegerField(default=0, help_text="Base seed of recourse selection.")
+    screenout_code = models.CharField(max_length=40, default=new_completion_code)
+    completion_redirect_url = models.URLField(blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "studies"
+
+    def __str__(self) -> str:
+        return f"{self.slug} ({self.state})"
+
+
+class Participant(models.Model):
+    class State(models.TextChoices):
+        SCREENING = "screening", "Screening"
+        CONSENT = "consent", "Consent"
+        SCENARIO = "scenario", "Scenario"
+        PROFILE = "profile", "Profile"
+        WAITING = "waiting", "Waiting for recourses"
+        EVALUATING = "evaluating", "Evaluating"
+        COMPLETED = "completed", "Completed"
+        SCREENED_OUT = "screened_out", "Screened out"
+        NO_RECOURSE = "no_recourse", "No admissible recourse"
+
+    class Generation(models.TextChoices):
+        NONE = "", "Not requested"
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        EMPTY = "empty", "No admissible recourse"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
+    code = models.CharField(max_length=40, unique=True, default=new_access_code)
+    condition = models.CharField(max_length=60, blank=True, default="")
+    state = models.CharField(max_length=20, choices=State.choices, default=State.SCREENING)
+    recruitment_id = models.CharField(
+        max_length=100, blank=True, default="", help_text="Panel id (e.g. PROLIFIC_PID)."
+    )
+    screening = models.JSONField(default=dict, blank=True)
+    age = models.PositiveSmallIntegerField(null=True, blank=True)
+    gender = models.CharField(max_length=40, blank=True, default="")
+    income_band = models.CharField(max_length=40, blank=True, default="")
+    income_jpy = models.FloatField(null=True, blank=True)
+    consent_version = models.CharField(max_length=40, blank=True, default="")
+    consented_at = models.DateTimeField(null=True, blank=True)
+    completion_code = models.CharField(max_length=40, blank=True, default="")
+    selection_seed = models.BigIntegerField(null=True, blank=True)
+    generation = models.CharField(
+        max_length=10, choices=Generation.choices, blank=True, default=Generation.NONE
+    )
+    generation_queued_at = models.DateTimeField(null=True, blank=True)
+    generation_started_at = models.DateTimeField(null=True, blank=True)
+    generation_finished_at = models.DateTimeField(null=True, blank=True)
+    generation_attempts = models.PositiveSmallIntegerField(default=0)
+    generation_error = models.TextField(blank=True, default="")
+    flagged = models.BooleanField(default=False)
+    flag_reason = models.CharField(max_length=300, blank=True, default="")
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        indexes = [models.Index(fields=["study", "state"])]
+
+    def __str__(self) -> str:
+        return f"P{self.pk} ({self.state})"
+
+
+class Profile(models.Model):
+    participant = models.OneToOneField(Participant, on_delete=models.CASCADE)
+    values = models.JSONField(help_text="Item key -> option code.")
+    decision = models.CharField(max_length=20, default="rejected")
+    submitted_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"profile of P{self.participant_id}"
+
+
+class Recourse(models.Model):
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="recourses")
+    position = models.PositiveSmallIntegerField(help_text="Display order 1..k (randomised).")
+    strategy = models.CharField(max_length=100)
+    method = models.CharField(max_length=60, default="pool_search")
+    pool_index = models.PositiveIntegerField()
+    pool_id = models.CharField(max_length=100)
+    values = models.JSONField(help_text="Counterfactual: item key -> option code.")
+    changed = models.JSONField(default=list)
+    sparsity = models.PositiveSmallIntegerField()
+    proximity = models.FloatField()
+    generation_seconds = models.FloatField(default=0.0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["participant", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["participant", "position"], name="recourse_unique_position"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"P{self.participant_id} #{self.position} ({self.strategy})"
+
+
+class Evaluation(models.Model):
+    SCALE = (MinValueValidator(1), MaxValueValidator(7))
+
+    recourse = models.OneToOneField(Recourse, on_delete=models.CASCADE, related_name="evaluation")
+    participant = models.ForeignKey(
+        Participant, on_delete=models.CASCADE, related_name="evaluations"
+    )
+    acceptance = models.PositiveSmallIntegerField(validators=SCALE)
+    acceptance_why = models.TextField(blank=True, default="")
+    impossible = models.JSONField(default=list, help_text="Changed items marked impossible.")
+    action = models.PositiveSmallIntegerField(validators=SCALE)
+    action_why = models.TextField(blank=True, default="")
+    seconds_on_page = models.FloatField()
+    submitted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.CheckConstraint(
+                condition=models.Q(acceptance__gte=1, acceptance__lte=7), name="acceptance_1_7"
+            ),
+            models.CheckConstraint(
+                condition=models.Q(action__gte=1, action__lte=7), name="action_1_7"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"evaluation of {self.recourse}"
+
+
+class PageVisit(models.Model):
+    """Paradata: when a participant first entered a page and when they submitted it."""
+
+    participant = models.ForeignKey(Participant, on_delete=models.CASCADE, related_name="visits")
+    page = models.CharField(max_length=40)
+    entered_at = models.DateTimeField()
+    exited_at = models.DateTimeField(null=True, blank=True)
+    views = models.PositiveIntegerField(default=1)
+
+    class Meta:
+        ordering = ["participant", "entered_at"]
+        constraints = [
+            models.UniqueConstraint(fields=["participant", "page"], name="visit_unique_page")
+        ]
+
+    def __str__(self) -> str:
+        return f"P{self.participant_id} {self.page}"

@@ -1,0 +1,210 @@
+"""The participant flow as a sequence of pages (oTree style): one small class per page, with
+its form and a template of the same name. The participant's state picks the page; a page's
+`submit` calls one service and never touches the ORM itself.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+from django import forms
+
+from . import engine, screening, selectors, services
+from .forms import ConsentForm, ContinueForm, evaluation_form, profile_form, screening_form
+from .models import Participant
+
+S = Participant.State
+
+
+class Page:
+    name: ClassVar[str]
+    #: pages with an answer to submit record entry/exit paradata
+    records_visit: ClassVar[bool] = True
+
+    def __init__(self, participant: Participant) -> None:
+        self.participant = participant
+        self.study = participant.study
+        self.texts = participant.study.texts
+
+    @property
+    def key(self) -> str:
+        return self.name
+
+    @property
+    def template(self) -> str:
+        return f"studyapp/{self.name}.html"
+
+    def form(self, data: Any = None) -> forms.Form | None:
+        return None
+
+    def initial_form(self) -> forms.Form | None:
+        form = self.form()
+        if form is not None:
+            form.initial["page"] = self.key
+        return form
+
+    def context(self) -> dict[str, Any]:
+        return {}
+
+    def submit(self, form: forms.Form) -> None:
+        raise services.FlowError("There is nothing to submit on this page.")
+
+
+class ScreeningPage(Page):
+    name = "screening"
+
+    def form(self, data: Any = None) -> forms.Form:
+        return screening_form(screening.questions(self.study.schema), data)
+
+    def submit(self, form: forms.Form) -> None:
+        answers = {k: v for k, v in form.cleaned_data.items() if k != "page"}
+        services.screening_submit(participant=self.participant, answers=answers)
+
+
+class ConsentPage(Page):
+    name = "consent"
+
+    def form(self, data: Any = None) -> forms.Form:
+        return ConsentForm(data)
+
+    def context(self) -> dict[str, Any]:
+        return {"consent_version": self.study.consent_version}
+
+    def submit(self, form: forms.Form) -> None:
+        services.consent_give(participant=self.participant)
+
+
+class ScenarioPage(Page):
+    name = "scenario"
+
+    def form(self, data: Any = None) -> forms.Form:
+        return ContinueForm(data)
+
+    def submit(self, form: forms.Form) -> None:
+        services.scenario_continue(participant=self.participant)
+
+
+class ProfilePage(Page):
+    name = "profile"
+
+    def form(self, data: Any = None) -> forms.Form:
+        return profile_form(engine.schema_of(self.study.schema), data)
+
+    def submit(self, form: forms.Form) -> None:
+        values = {k: v for k, v in form.cleaned_data.items() if k != "page"}
+        services.profile_submit(participant=self.participant, values=values)
+
+
+class WaitingPage(Page):
+    name = "waiting"
+    records_visit = False
+
+    def context(self) -> dict[str, Any]:
+        return {"progress": selectors.participant_progress(participant=self.participant)}
+
+
+class EvaluationPage(Page):
+    name = "evaluation"
+
+    def __init__(self, participant: Participant) -> None:
+        super().__init__(participant)
+        self.recourse = selectors.participant_current_recourse(participant=participant)
+        self.schema = engine.schema_of(self.study.schema)
+        self.total = participant.recourses.count()
+
+    @property
+    def key(self) -> str:
+        return f"evaluation-{self.recourse.position}" if self.recourse else self.name
+
+    def form(self, data: Any = None) -> forms.Form:
+        form = evaluation_form(
+            schema=self.schema,
+            recourse=self.recourse,
+            texts=self.study.schema.get("evaluation", {}),
+            data=data,
+        )
+        form.initial["recourse"] = self.recourse.pk
+        return form
+
+    def context(self) -> dict[str, Any]:
+        profile = self.participant.profile.values
+        changed = set(self.recourse.changed)
+        rows = []
+        for item in self.schema.items:
+            now, ideal = profile[item.key], self.recourse.values[item.key]
+            rows.append(
+                {
+                    "key": item.key,
+                    "label": item.label,
+                    "current": item.label_of(now),
+                    "ideal": item.label_of(ideal),
+                    "changed": item.key in changed,
+                }
+            )
+        intro = str(self.texts.get("plan_intro", "Plan {position} of {total}."))
+        return {
+            "rows": rows,
+            "position": self.recourse.position,
+            "total": self.total,
+            "intro": intro.format(position=self.recourse.position, total=self.total),
+        }
+
+    def submit(self, form: forms.Form) -> None:
+        data = form.cleaned_data
+        impossible = [
+            key for key in self.recourse.changed if data.get(f"impossible_{key}") == "yes"
+        ]
+        services.evaluation_submit(
+            participant=self.participant,
+            recourse_id=data["recourse"],
+            acceptance=data["acceptance"],
+            acceptance_why=data["acceptance_why"],
+            impossible=impossible,
+            action=data["action"],
+            action_why=data["action_why"],
+        )
+
+
+class CompletionPage(Page):
+    name = "completion"
+    records_visit = False
+
+    def context(self) -> dict[str, Any]:
+        return {"redirect_url": self.study.completion_redirect_url}
+
+
+class ScreenedOutPage(Page):
+    name = "screened_out"
+    records_visit = False
+
+
+class NoRecoursePage(Page):
+    name = "no_recourse"
+    records_visit = False
+
+
+PAGES: dict[str, type[Page]] = {
+    S.SCREENING: ScreeningPage,
+    S.CONSENT: ConsentPage,
+    S.SCENARIO: ScenarioPage,
+    S.PROFILE: ProfilePage,
+    S.WAITING: WaitingPage,
+    S.EVALUATING: EvaluationPage,
+    S.COMPLETED: CompletionPage,
+    S.SCREENED_OUT: ScreenedOutPage,
+    S.NO_RECOURSE: NoRecoursePage,
+}
+
+#: page keys a genuine (if stale) form can carry; anything else was altered
+KNOWN_KEYS = {cls.name for cls in PAGES.values()}
+
+
+def page_for(participant: Participant) -> Page:
+    return PAGES[participant.state](participant)
+
+
+def is_known_key(key: str) -> bool:
+    if key in KNOWN_KEYS:
+        return True
+    head, _, tail = key.partition("-")
+    return head == "evaluation" and tail.isdigit() and 1 <= int(tail) <= 100

@@ -1,0 +1,431 @@
+"""Writes: every change to a study or a participant goes through one of these functions.
+
+HackSoft style: keyword-only, typed, named `<entity>_<action>`. Participant transitions lock
+the participant row and check the state they expect, so a double submit, a stale page (the
+back button) or a re-delivered task changes nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import random
+import time
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+import pandas as pd
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from recourse_engine import (
+    DesignError,
+    FeatureSchema,
+    ModelError,
+    PoolError,
+    SchemaError,
+    rejects_factual,
+)
+
+from . import engine, screening
+from .models import (
+    Evaluation,
+    PageVisit,
+    Participant,
+    Profile,
+    Recourse,
+    Study,
+    new_completion_code,
+)
+
+log = logging.getLogger(__name__)
+
+S = Participant.State
+G = Participant.Generation
+
+
+class StudyError(ValueError):
+    """A study definition or change that cannot be applied; the message says why."""
+
+
+class FlowError(Exception):
+    """A participant request that cannot be applied; the message is shown to them."""
+
+
+class StaleSubmission(FlowError):
+    """A page that was already answered (back button, double click, second tab)."""
+
+
+class RejectedSubmission(FlowError):
+    """A submission that does not belong to this participant's current page (tampered)."""
+
+
+# --- studies ------------------------------------------------------------------------------
+def _check_study_parts(
+    *, schema: FeatureSchema, pool_csv: str, design: str, decision_model: str
+) -> int:
+    try:
+        engine.design_of(design)
+    except DesignError as exc:
+        raise StudyError(f"design: {exc}") from None
+    try:
+        engine.model_of(decision_model)
+    except engine.StudyConfigError as exc:
+        raise StudyError(str(exc)) from None
+    try:
+        pool = engine.pool_of(pool_csv, schema)
+    except (PoolError, ValueError) as exc:
+        raise StudyError(f"pool: {exc}") from None
+    try:
+        screening.questions(schema.to_dict())
+    except screening.ScreeningError as exc:
+        raise StudyError(str(exc)) from None
+    return len(pool)
+
+
+def study_create(
+    *,
+    slug: str,
+    title: str,
+    schema: FeatureSchema | Mapping[str, Any],
+    pool: pd.DataFrame | str,
+    design: str,
+    texts: Mapping[str, str],
+    consent_version: str,
+    decision_model: str = "income_rule",
+    seed: int = 0,
+    completion_redirect_url: str = "",
+) -> Study:
+    """Create a draft study; the pool is a table (or CSV text) validated by the engine."""
+    if not isinstance(schema, FeatureSchema):
+        try:
+            schema = engine.schema_of(schema)
+        except SchemaError as exc:
+            raise StudyError(f"schema: {exc}") from None
+    if isinstance(pool, pd.DataFrame):
+        buf = io.StringIO()
+        pool.to_csv(buf, index=False)
+        pool_csv = buf.getvalue()
+    else:
+        pool_csv = pool
+    rows = _check_study_parts(
+        schema=schema, pool_csv=pool_csv, design=design, decision_model=decision_model
+    )
+    return Study.objects.create(
+        slug=slug,
+        title=title,
+        schema=schema.to_dict(),
+        schema_hash=schema.hash(),
+        texts=dict(texts),
+        consent_version=consent_version,
+        design=str(engine.design_of(design)),
+        decision_model=decision_model,
+        pool_csv=pool_csv,
+        pool_hash=engine.pool_csv_hash(pool_csv),
+        pool_rows=rows,
+        seed=seed,
+        completion_redirect_url=completion_redirect_url,
+    )
+
+
+def study_update_design(*, study: Study, design: str) -> Study:
+    """Change a draft study's design; a live or closed study's design is frozen."""
+    if study.state != Study.State.DRAFT:
+        raise StudyError(
+            f"study {study.slug} is {study.state}: its design is frozen once it goes live"
+        )
+    try:
+        study.design = str(engine.design_of(design))
+    except DesignError as exc:
+        raise StudyError(f"design: {exc}") from None
+    study.save(update_fields=["design", "updated_at"])
+    return study
+
+
+_STUDY_MOVES = {
+    Study.State.DRAFT: {Study.State.LIVE},
+    Study.State.LIVE: {Study.State.CLOSED},
+    Study.State.CLOSED: {Study.State.LIVE},
+}
+
+
+def study_set_state(*, study: Study, state: str) -> Study:
+    if state == study.state:
+        return study
+    if state not in _STUDY_MOVES.get(study.state, set()):
+        raise StudyError(f"study {study.slug}: cannot go from {study.state} to {state}")
+    study.state = state
+    study.save(update_fields=["state", "updated_at"])
+    return study
+
+
+# --- participants ---------------------------------------------------------------------------
+def participant_start(
+    *, study: Study, recruitment_id: str = "", condition: str = ""
+) -> Participant:
+    if study.state != Study.State.LIVE:
+        raise FlowError("This study is not open at the moment.")
+    return Participant.objects.create(
+        study=study, recruitment_id=recruitment_id, condition=condition
+    )
+
+
+def _locked(participant: Participant, expected: str, page: str) -> Participant:
+    """Re-read the participant under a row lock and check it is still on `expected`."""
+    p = Participant.objects.select_for_update().get(pk=participant.pk)
+    if p.state != expected:
+        raise StaleSubmission(
+            f"The {page} page was already submitted; your stored answers are kept. "
+            "Please continue below."
+        )
+    return p
+
+
+def _close_visit(p: Participant, page: str) -> PageVisit | None:
+    now = timezone.now()
+    PageVisit.objects.filter(participant=p, page=page, exited_at__isnull=True).update(exited_at=now)
+    return PageVisit.objects.filter(participant=p, page=page).first()
+
+
+def page_visit_enter(*, participant: Participant, page: str) -> None:
+    """Record the first entry to a page; reloads count as views, not new entries."""
+    updated = PageVisit.objects.filter(participant=participant, page=page).update(
+        views=F("views") + 1
+    )
+    if not updated:
+        try:
+            with transaction.atomic():
+                PageVisit.objects.create(
+                    participant=participant, page=page, entered_at=timezone.now()
+                )
+        except IntegrityError:  # a second tab got there first
+            pass
+
+
+def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) -> Participant:
+    qs = screening.questions(participant.study.schema)
+    with transaction.atomic():
+        p = _locked(participant, S.SCREENING, "screening")
+        p.screening = dict(answers)
+        for key, value in screening.group_attributes(qs, answers).items():
+            setattr(p, key, value)
+        if screening.is_eligible(qs, answers):
+            p.state = S.CONSENT
+        else:
+            p.state = S.SCREENED_OUT
+            p.completion_code = p.study.screenout_code
+            p.finished_at = timezone.now()
+        p.save()
+        _close_visit(p, "screening")
+    return p
+
+
+def consent_give(*, participant: Participant) -> Participant:
+    with transaction.atomic():
+        p = _locked(participant, S.CONSENT, "consent")
+        p.consent_version = p.study.consent_version
+        p.consented_at = timezone.now()
+        p.state = S.SCENARIO
+        p.save()
+        _close_visit(p, "consent")
+    return p
+
+
+def scenario_continue(*, participant: Participant) -> Participant:
+    with transaction.atomic():
+        p = _locked(participant, S.SCENARIO, "scenario")
+        p.state = S.PROFILE
+        p.save()
+        _close_visit(p, "scenario")
+    return p
+
+
+def _selection_seed(study: Study, participant_id: int) -> int:
+    return (int(study.seed) * 1_000_003 + int(participant_id)) % (2**62)
+
+
+def profile_submit(*, participant: Participant, values: Mapping[str, int | float]) -> Participant:
+    """Store the profile, record the model's decision and queue recourse generation."""
+    from .tasks import generate_recourses
+
+    schema = engine.schema_of(participant.study.schema)
+    codes = np.array([float(values[k]) for k in schema.keys])
+    with transaction.atomic():
+        p = _locked(participant, S.PROFILE, "profile")
+        model = engine.model_of(p.study.decision_model)
+        rejected = rejects_factual(model, codes, p.income_jpy)
+        Profile.objects.create(
+            participant=p,
+            values={k: values[k] for k in schema.keys},
+            decision="rejected" if rejected else "approved",
+        )
+        p.state = S.WAITING
+        p.generation = G.QUEUED
+        p.generation_queued_at = timezone.now()
+        p.selection_seed = _selection_seed(p.study, p.pk)
+        if not rejected:
+            p.flagged = True
+            p.flag_reason = "the decision model approved the profile; recourses shown anyway"
+        p.save()
+        _close_visit(p, "profile")
+        transaction.on_commit(partial(generate_recourses.delay, p.pk))
+    return p
+
+
+# --- recourse generation (the Celery task's body) ------------------------------------------
+def _mark_running(participant_id: int) -> Participant | None:
+    with transaction.atomic():
+        p = Participant.objects.select_for_update().select_related("study").get(pk=participant_id)
+        if p.state != S.WAITING or p.generation in (G.DONE, G.EMPTY, G.FAILED):
+            return None  # already generated (re-delivered task) or not asked for
+        p.generation = G.RUNNING
+        p.generation_started_at = p.generation_started_at or timezone.now()
+        p.generation_attempts += 1
+        p.save(update_fields=["generation", "generation_started_at", "generation_attempts"])
+        return p
+
+
+def recourses_generate(*, participant_id: int) -> str:
+    """Select and store a participant's recourses; idempotent (returns the final status)."""
+    p = _mark_running(participant_id)
+    if p is None:
+        return Participant.objects.values_list("generation", flat=True).get(pk=participant_id)
+    t0 = time.perf_counter()
+    try:
+        schema, index = engine.pool_index_for(p.study)
+        values = Profile.objects.values_list("values", flat=True).get(participant_id=p.pk)
+        selection = index.select(values, p.income_jpy, p.study.design, seed=p.selection_seed)
+    except (PoolError, DesignError, ModelError, SchemaError, engine.StudyConfigError) as exc:
+        return recourses_fail(participant_id=participant_id, error=f"study configuration: {exc}")
+    seconds = time.perf_counter() - t0
+    order = list(range(len(selection.picks)))
+    random.Random(p.selection_seed).shuffle(order)
+    rows = [
+        Recourse(
+            participant_id=p.pk,
+            position=order[i] + 1,
+            strategy=pick.strategy,
+            method="pool_search",
+            pool_index=int(pick.pool_index),
+            pool_id=str(pick.pool_id),
+            values={
+                k: (float(v) if schema.items[j].is_numeric else int(v))
+                for j, (k, v) in enumerate(zip(schema.keys, pick.codes, strict=True))
+            },
+            changed=list(pick.changed),
+            sparsity=int(pick.sparsity),
+            proximity=float(pick.proximity),
+            generation_seconds=seconds,
+        )
+        for i, pick in enumerate(selection.picks)
+    ]
+    with transaction.atomic():
+        locked = Participant.objects.select_for_update().get(pk=participant_id)
+        if locked.recourses.exists() or locked.generation in (G.DONE, G.EMPTY):
+            return locked.generation
+        Recourse.objects.bulk_create(rows)
+        locked.generation_finished_at = timezone.now()
+        if rows:
+            locked.generation = G.DONE
+            locked.state = S.EVALUATING
+            if selection.shortfall:
+                locked.flagged = True
+                locked.flag_reason = (
+                    f"only {len(rows)} of {selection.requested} recourses found "
+                    f"({selection.n_admissible} admissible in the pool)"
+                )
+        else:
+            locked.generation = G.EMPTY
+            locked.state = S.NO_RECOURSE
+            locked.completion_code = locked.study.screenout_code
+            locked.finished_at = timezone.now()
+            locked.flagged = True
+            locked.flag_reason = "no admissible recourse in the pool"
+        locked.save()
+        return locked.generation
+
+
+def recourses_fail(*, participant_id: int, error: str) -> str:
+    """Give up on generation: the participant is told politely, the case is flagged."""
+    log.error("recourse generation failed for participant %s: %s", participant_id, error)
+    with transaction.atomic():
+        p = Participant.objects.select_for_update().select_related("study").get(pk=participant_id)
+        if p.generation in (G.DONE, G.EMPTY) or p.state != S.WAITING:
+            return p.generation
+        p.generation = G.FAILED
+        p.generation_error = error[:2000]
+        p.generation_finished_at = timezone.now()
+        p.state = S.NO_RECOURSE
+        p.completion_code = p.study.screenout_code
+        p.finished_at = timezone.now()
+        p.flagged = True
+        p.flag_reason = "recourse generation failed (see generation error)"
+        p.save()
+        return p.generation
+
+
+# --- evaluations --------------------------------------------------------------------------
+def evaluation_submit(
+    *,
+    participant: Participant,
+    recourse_id: int,
+    acceptance: int,
+    acceptance_why: str,
+    impossible: Sequence[str],
+    action: int,
+    action_why: str,
+) -> Evaluation:
+    """Store one evaluation of the participant's current recourse; the last one completes."""
+    for name, value in (("acceptance", acceptance), ("action", action)):
+        if not isinstance(value, int) or not 1 <= value <= 7:
+            raise RejectedSubmission(f"{name} must be a whole number from 1 to 7.")
+    with transaction.atomic():
+        p = Participant.objects.select_for_update().get(pk=participant.pk)
+        recourse = Recourse.objects.filter(pk=recourse_id, participant_id=p.pk).first()
+        if recourse is None:
+            raise RejectedSubmission(
+                "This answer does not belong to any of your plans; nothing was stored."
+            )
+        if Evaluation.objects.filter(recourse=recourse).exists():
+            raise StaleSubmission(
+                f"Your answers to plan {recourse.position} were already saved and are kept. "
+                "Please continue below."
+            )
+        if p.state != S.EVALUATING:
+            raise StaleSubmission("This study is already finished; your answers are kept.")
+        current = (
+            Recourse.objects.filter(participant_id=p.pk, evaluation__isnull=True)
+            .order_by("position")
+            .first()
+        )
+        if current is None or current.pk != recourse.pk:
+            raise RejectedSubmission(
+                "Plans are answered in order; this one is not next. Nothing was stored."
+            )
+        unknown = sorted(set(impossible) - set(recourse.changed))
+        if unknown:
+            raise RejectedSubmission(
+                f"Only changed items can be marked impossible, not: {', '.join(unknown)}."
+            )
+        page = f"evaluation-{recourse.position}"
+        visit = _close_visit(p, page)
+        seconds = (visit.exited_at - visit.entered_at).total_seconds() if visit else 0.0
+        evaluation = Evaluation.objects.create(
+            recourse=recourse,
+            participant=p,
+            acceptance=acceptance,
+            acceptance_why=acceptance_why,
+            impossible=sorted(impossible, key=recourse.changed.index),
+            action=action,
+            action_why=action_why,
+            seconds_on_page=max(0.0, seconds),
+        )
+        if not Recourse.objects.filter(participant_id=p.pk, evaluation__isnull=True).exists():
+            p.state = S.COMPLETED
+            p.completion_code = new_completion_code()
+            p.finished_at = timezone.now()
+            p.save()
+    return evaluation

@@ -1,0 +1,12 @@
+from django.contrib import admin
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("s/<slug:slug>/", views.start, name="start"),
+    path("p/<str:code>/", views.participant_page, name="participant"),
+    path("p/<str:code>/status", views.participant_status, name="participant_status"),
+    path("admin/", admin.site.urls),
+]
