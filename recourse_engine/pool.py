@@ -54,6 +54,13 @@ class Pool:
         return out
 
 
+def _show(value: object) -> str:
+    """A cell as a person reads it: strings quoted, numbers plain (no numpy repr)."""
+    if isinstance(value, np.generic):
+        value = value.item()
+    return repr(value) if isinstance(value, str) else str(value)
+
+
 def _row_of(mask: np.ndarray) -> int:
     """1-based data row (header excluded) of the first True."""
     return int(np.flatnonzero(mask)[0]) + 1
@@ -99,7 +106,7 @@ def pool_from_frame(
             row = _row_of(bad)
             raise PoolError(
                 f"{source}: row {row}, column 'income': not a number "
-                f"({frame['income'].iloc[row - 1]!r})"
+                f"({_show(frame['income'].iloc[row - 1])})"
             )
         if (inc < 0).any():
             raise PoolError(f"{source}: row {_row_of(inc < 0)}, column 'income': negative income")
@@ -118,7 +125,7 @@ def pool_from_frame(
                 else f"an option code 1..{it.n_options}"
             )
             raise PoolError(
-                f"{source}: row {row}, column {it.key!r}: {raw.iloc[row - 1]!r} is not {allowed}"
+                f"{source}: row {row}, column {it.key!r}: {_show(raw.iloc[row - 1])} is not {allowed}"
             )
         codes[:, j] = values
     known = {"id", "income", *schema.keys}

@@ -1,0 +1,193 @@
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from recourse_engine import carloan_schema
+from recourse_engine.cli import main
+
+from .reference import slow_admissible, slow_proximity, slow_sparsity
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def files(tmp_path):
+    pool, prof = tmp_path / "pool.csv", tmp_path / "prof.csv"
+    assert main(["synth-pool", "--n", "400", "--seed", "0", "--out", str(pool)]) == 0
+    assert main(["synth-pool", "--n", "8", "--seed", "9", "--out", str(prof)]) == 0
+    return tmp_path, pool, prof
+
+
+def test_recourses_end_to_end_through_python_m(files):
+    tmp, pool, prof = files
+    out, cov = tmp / "r.csv", tmp / "c.csv"
+    res = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "recourse_engine",
+            "recourses",
+            "--pool",
+            str(pool),
+            "--profiles",
+            str(prof),
+            "--design",
+            "sparsest:1,proximate:1,random:3",
+            "--seed",
+            "0",
+            "--out",
+            str(out),
+            "--coverage",
+            str(cov),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert res.returncode == 0, res.stderr
+    r = pd.read_csv(out, dtype={"profile_id": str, "pool_id": str})
+    s = carloan_schema()
+    assert list(r.columns[:6]) == [
+        "profile_id",
+        "strategy",
+        "pool_id",
+        "sparsity",
+        "proximity",
+        "changed",
+    ]
+    assert set(s.keys) <= set(r.columns)
+    p = pd.read_csv(pool, dtype={"id": str}).set_index("id")
+    x = pd.read_csv(prof, dtype={"id": str}).set_index("id")
+    c = pd.read_csv(cov, dtype={"profile_id": str}).set_index("profile_id")
+    for _, row in r.iterrows():
+        xi = x.loc[row["profile_id"], s.keys].tolist()
+        ci = p.loc[row["pool_id"], s.keys].tolist()
+        assert row[s.keys].tolist() == ci
+        assert 3 * p.loc[row["pool_id"], "income"] >= 4 * x.loc[row["profile_id"], "income"]
+        assert row["sparsity"] == slow_sparsity(s, xi, ci)
+        assert row["proximity"] == pytest.approx(slow_proximity(s, xi, ci))
+    # coverage: found = min(5, admissible) for every profile
+    from recourse_engine import read_pool_csv
+
+    pool_obj = read_pool_csv(pool, s)
+    for pid, row in x.iterrows():
+        n_adm = len(slow_admissible(s, pool_obj, row[s.keys].tolist(), row["income"]))
+        assert c.loc[pid, "admissible"] == n_adm
+        assert c.loc[pid, "found"] == (r["profile_id"] == pid).sum()
+
+
+@pytest.mark.parametrize(
+    ("edit", "needle"),
+    [
+        (lambda f: f.drop(columns=["income"]), "missing column(s) income"),
+        (lambda f: f.assign(toeic=99), "row 1, column 'toeic': 99 is not an option code 1..8"),
+        (lambda f: f.assign(income="abc"), "row 1, column 'income': not a number"),
+        (lambda f: f.assign(id="dup"), "row 2, column 'id': duplicate id 'dup'"),
+    ],
+)
+def test_bad_profiles_stop_with_a_message_and_write_nothing(files, capsys, edit, needle):
+    tmp, pool, prof = files
+    edit(pd.read_csv(prof)).to_csv(prof, index=False)
+    out = tmp / "r.csv"
+    code = main(["recourses", "--pool", str(pool), "--profiles", str(prof), "--out", str(out)])
+    assert code == 2
+    err = capsys.readouterr().err
+    assert str(prof) in err and needle in err
+    assert not out.exists()
+    assert sorted(q.name for q in tmp.iterdir()) == ["pool.csv", "prof.csv"]
+
+
+def test_bad_arguments(files, capsys):
+    tmp, pool, prof = files
+    assert (
+        main(
+            [
+                "recourses",
+                "--pool",
+                str(pool),
+                "--profiles",
+                str(prof),
+                "--design",
+                "best:1",
+                "--out",
+                str(tmp / "r.csv"),
+            ]
+        )
+        == 2
+    )
+    assert "unknown strategy 'best'" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "recourses",
+                "--pool",
+                str(pool),
+                "--profiles",
+                str(prof),
+                "--out",
+                str(tmp / "no" / "r.csv"),
+            ]
+        )
+        == 2
+    )
+    assert "output folder does not exist" in capsys.readouterr().err
+    with pytest.raises(SystemExit) as exc:
+        main(["synth-pool", "--n", "-3", "--out", str(tmp / "p.csv")])
+    assert exc.value.code == 2
+    assert "must be a non-negative integer" in capsys.readouterr().err
+    assert (
+        main(
+            [
+                "recourses",
+                "--schema",
+                str(tmp / "missing.json"),
+                "--pool",
+                str(pool),
+                "--profiles",
+                str(prof),
+                "--out",
+                str(tmp / "r.csv"),
+            ]
+        )
+        == 2
+    )
+    assert "cannot read schema" in capsys.readouterr().err
+
+
+def test_train_model_and_use_it(files, capsys):
+    tmp, pool, prof = files
+    frame = pd.read_csv(pool)
+    frame["ok"] = (frame["position"] >= 3).astype(int)
+    frame.to_csv(pool, index=False)
+    model = tmp / "m.joblib"
+    assert main(["train-model", "--pool", str(pool), "--label", "ok", "--out", str(model)]) == 0
+    out = tmp / "r.csv"
+    assert (
+        main(
+            [
+                "recourses",
+                "--pool",
+                str(pool),
+                "--profiles",
+                str(prof),
+                "--model",
+                str(model),
+                "--design",
+                "sparsest:2",
+                "--out",
+                str(out),
+                "--quiet",
+            ]
+        )
+        == 0
+    )
+    r = pd.read_csv(out)
+    from recourse_engine import load_model
+
+    trained = load_model(model, carloan_schema())
+    assert len(r) > 0
+    assert trained.approves(r[carloan_schema().keys].to_numpy(float)).all()
