@@ -13,21 +13,27 @@ from .distances import CHANGE_TOL
 from .schema import FeatureSchema
 
 
+def column_allows(
+    constraint: str, col: np.ndarray, xj: float, tol: float = CHANGE_TOL
+) -> np.ndarray | None:
+    """Mask of a column's values allowed as the new value of an item whose value is xj
+    (None when every value is allowed). tol = 0 for integer-coded columns."""
+    if constraint == "up":
+        return col >= xj - tol
+    if constraint == "down":
+        return col <= xj + tol
+    if constraint == "fixed":
+        return np.abs(col - xj) <= tol
+    return None
+
+
 def constraint_mask(schema: FeatureSchema, x: np.ndarray, codes: np.ndarray) -> np.ndarray:
     """Boolean (n,) mask of candidates that respect every item's constraint relative to x."""
-    n = codes.shape[0]
-    ok = np.ones(n, dtype=bool)
+    ok = np.ones(codes.shape[0], dtype=bool)
     for j, it in enumerate(schema.items):
-        c = it.constraint
-        if c == "any":
-            continue
-        col = codes[:, j]
-        if c == "up":
-            ok &= col >= x[j] - CHANGE_TOL
-        elif c == "down":
-            ok &= col <= x[j] + CHANGE_TOL
-        else:  # fixed
-            ok &= np.abs(col - x[j]) <= CHANGE_TOL
+        allowed = column_allows(it.constraint, codes[:, j], x[j])
+        if allowed is not None:
+            ok &= allowed
     return ok
 
 
