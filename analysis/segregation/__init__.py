@@ -1,0 +1,29 @@
+"""Segregation indices (exact, memory-bounded) and the segregation effects of recourses shown.
+
+`indices` computes centralization, the Atkinson index and average spatial
+proximity on full populations; `toy` holds the seed paper's toy models and the
+Hausdorff-form Segregation Index; `effects` applies the recourses of a study
+export; `report` writes the HTML + PNG report.
+"""
+
+from .indices import (
+    IndexResult,
+    SegregationInputError,
+    atkinson,
+    avg_proximity,
+    centralization,
+    minority_eps,
+    segregation_indices,
+    split_groups,
+)
+
+__all__ = [
+    "IndexResult",
+    "SegregationInputError",
+    "atkinson",
+    "avg_proximity",
+    "centralization",
+    "minority_eps",
+    "segregation_indices",
+    "split_groups",
+]

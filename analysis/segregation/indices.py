@@ -1,0 +1,711 @@
+"""Exact segregation indices of a population with a binary group, in memory-bounded blocks.
+
+Why our own code: the published implementations (the seed paper's, `segregation`/
+PySAL) build the full n x n distance matrix, so the paper had to subsample to
+10,000 people. Here every index is computed on all pairs, block by block, with
+memory that does not grow with n² (numpy threads on the CPU, or torch on a GPU).
+
+Exactness. Block distances come from one matrix product of augmented vectors
+(|a|² − 2a·b + |b|²), which is fast but carries rounding error. Wherever that
+error could change a result — a pair within `tol` of a threshold (ε, a quantile
+bracket) or a pair so close that sqrt amplifies the error — the distance is
+recomputed with the *canonical* formula `canonical_distances`: squared coordinate
+differences sorted ascending and summed left to right, then sqrt. The canonical
+formula is symmetric and ignores the order of coordinates, so ties stay ties.
+`tol` is a rigorous bound on the product's error (see `_geometry`). Hence the
+centralization and ε are bitwise those of the canonical formula and the average
+proximity agrees with it to ~1e-12.
+
+Definitions (minority = the smaller group unless named):
+* average spatial proximity: mean of exp(−‖x_i − x_j‖) over minority × majority pairs;
+* centralization: ε = q-quantile (numpy's linear interpolation) of the distances of
+  distinct minority pairs (`eps_pairs="distinct"`, q = 0.2), or — as in the authors'
+  code — of all ordered minority pairs *including* each member with itself
+  (`eps_pairs="ordered_with_self"`, used there with q = 0.1). A minority member is
+  central when minority members are more than half of all members within ε of it
+  (itself included); the index is the central share of the minority;
+* Atkinson (b = 0.5, Massey–Denton): 1 − P/(1−P)·|Σ_i (1−p_i)^{1−b} p_i^b t_i/(P·T)|^{1/(1−b)}
+  over neighbourhoods (KMeans with 30 clusters fitted on the population, or labels).
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+import numpy as np
+
+EpsPairs = Literal["distinct", "ordered_with_self"]
+EPS_PAIRS: tuple[str, ...] = ("distinct", "ordered_with_self")
+_U = np.finfo(np.float64).eps / 2  # unit roundoff
+_SMALL_SQ = 1e-2  # below this squared distance, proximity uses the canonical distance
+_FULL_PAIRS = 4_000_000  # up to this many minority pairs, ε comes from all pairs directly
+_SAMPLE_PAIRS = 1_000_000  # pairs sampled to bracket the ε order statistic
+_EXACT_CHUNK = 1 << 18
+
+
+class SegregationInputError(ValueError):
+    """Input the indices cannot be computed on; the message says what is wrong."""
+
+
+@dataclass
+class IndexResult:
+    n: int
+    n_minority: int
+    minority: Any
+    eps: float
+    centralization: float
+    atkinson: float
+    avg_proximity: float
+    kmeans: Any = field(default=None, repr=False)
+
+    def to_json(self) -> dict[str, Any]:
+        minority = self.minority.item() if isinstance(self.minority, np.generic) else self.minority
+        return {
+            "n": int(self.n),
+            "minority": minority,
+            "eps": float(self.eps),
+            "centralization": float(self.centralization),
+            "atkinson": float(self.atkinson),
+            "avg_proximity": float(self.avg_proximity),
+        }
+
+
+# --------------------------------------------------------------------------------------
+# input checks
+# --------------------------------------------------------------------------------------
+def as_population(x: Any) -> np.ndarray:
+    """Check and convert a population to a finite float64 (n, d) array."""
+    X = np.asarray(x, dtype=np.float64)
+    if X.ndim != 2 or X.shape[1] == 0:
+        raise SegregationInputError(f"population must be an (n, d) array, got shape {X.shape}")
+    bad = ~np.isfinite(X)
+    if bad.any():
+        r, c = np.argwhere(bad)[0]
+        raise SegregationInputError(f"row {r + 1}, feature {c + 1}: value is NaN or infinite")
+    return np.ascontiguousarray(X)
+
+
+def split_groups(
+    groups: Sequence[Any] | np.ndarray, minority: Any = None
+) -> tuple[np.ndarray, Any]:
+    """Boolean minority mask and the minority label.
+
+    The minority is the smaller group unless named; with equal sizes, the label that
+    sorts first (as text) — so relabelling groups never changes which group is which.
+    """
+    g = np.asarray(groups, dtype=object)
+    if g.ndim != 1:
+        raise SegregationInputError("groups must be one-dimensional")
+    missing = np.array([v is None or (isinstance(v, float) and math.isnan(v)) for v in g])
+    if missing.any():
+        raise SegregationInputError(f"row {int(np.flatnonzero(missing)[0]) + 1}: group is missing")
+    labels, counts = np.unique(g.astype(str), return_counts=True)
+    if len(labels) != 2:
+        shown = ", ".join(labels[:5])
+        raise SegregationInputError(
+            f"need exactly two groups, found {len(labels)}" + (f" ({shown})" if shown else "")
+        )
+    text = g.astype(str)
+    if minority is None:
+        key = labels[0] if counts[0] <= counts[1] else labels[1]
+    else:
+        key = str(minority)
+        if key not in labels:
+            raise SegregationInputError(
+                f"minority {minority!r} is not one of the groups {labels[0]!r}, {labels[1]!r}"
+            )
+    is_min = text == key
+    label = g[int(np.flatnonzero(is_min)[0])]
+    if is_min.sum() < 2:
+        raise SegregationInputError(
+            f"the minority group {label!r} has {int(is_min.sum())} member(s); at least 2 needed"
+        )
+    return is_min, label
+
+
+# --------------------------------------------------------------------------------------
+# canonical distances and geometry
+# --------------------------------------------------------------------------------------
+def canonical_distances(X: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarray:
+    """‖X[i] − X[j]‖ with squared differences sorted ascending and summed left to right."""
+    out = np.empty(len(i), dtype=np.float64)
+    for s in range(0, len(i), _EXACT_CHUNK):
+        diff = X[i[s : s + _EXACT_CHUNK]] - X[j[s : s + _EXACT_CHUNK]]
+        sq = np.sort(diff * diff, axis=1)
+        out[s : s + _EXACT_CHUNK] = np.sqrt(np.cumsum(sq, axis=1)[:, -1])
+    return out
+
+
+@dataclass
+class _Geometry:
+    X: np.ndarray  # the population as given (canonical distances use it)
+    A: np.ndarray  # rows [-2·xc, |xc|², 1]
+    B: np.ndarray  # rows [xc, 1, |xc|²]; A[i]·B[j] = |xc_i − xc_j|²
+    tol: float
+
+
+def _geometry(X: np.ndarray) -> _Geometry:
+    """Augmented vectors for block products, and `tol`, a bound on their error.
+
+    With xc = x − mean and R² = max |xc|², the product's error is ≤ γ_{d+2}·4R², norms
+    add γ_d·R² each, centering perturbs a squared distance by ≤ 8uR², and the canonical
+    formula itself errs by ≤ γ_{d+1}·4R²; 32(d+4)uR² covers their sum with margin.
+    """
+    xc = X - X.mean(axis=0)
+    nrm = np.einsum("ij,ij->i", xc, xc)
+    ones = np.ones((len(X), 1))
+    A = np.ascontiguousarray(np.hstack([-2.0 * xc, nrm[:, None], ones]))
+    B = np.ascontiguousarray(np.hstack([xc, ones, nrm[:, None]]))
+    r2 = float(nrm.max()) if len(nrm) else 0.0
+    tol = 32.0 * (X.shape[1] + 4) * _U * max(r2, 1e-300) + 1e-300
+    return _Geometry(X=X, A=A, B=B, tol=tol)
+
+
+# --------------------------------------------------------------------------------------
+# block kernels: numpy (threads) and torch (any device)
+# --------------------------------------------------------------------------------------
+class _NumpyOps:
+    """Blocks small enough for the L2 cache; row blocks run in parallel threads.
+
+    Block sides stay below 256 (rows) and 2040 (columns) so that counting booleans
+    eight at a time in the bytes of a uint64 (`_packed_counts`) cannot overflow.
+    """
+
+    def __init__(self, block_rows: int = 128, block_cols: int = 1024, n_jobs: int | None = None):
+        self.block_rows, self.block_cols = block_rows, block_cols
+        self.n_jobs = n_jobs or len(os.sched_getaffinity(0))
+
+    def put(self, a: np.ndarray) -> np.ndarray:
+        return a
+
+    def gemm(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        return a @ b.T
+
+    @staticmethod
+    def count(mask: np.ndarray, axis: int | None = None) -> np.ndarray | int:
+        rows, cols = mask.shape
+        if axis is None or cols % 8 or rows > 255 or cols > 2040 or not mask.flags.c_contiguous:
+            return np.count_nonzero(mask, axis=axis)
+        return _packed_counts(mask, axis)
+
+    @staticmethod
+    def nonzero(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        return np.nonzero(mask)
+
+    @staticmethod
+    def host(a: Any) -> np.ndarray:
+        return np.asarray(a)
+
+    @staticmethod
+    def set_where(s: np.ndarray, mask: np.ndarray, value: float) -> None:
+        s[mask] = value
+
+    @staticmethod
+    def set_at(s: np.ndarray, i: np.ndarray, j: np.ndarray, value: float) -> None:
+        s[i, j] = value
+
+    @staticmethod
+    def minimum(s: np.ndarray) -> float:
+        return float(s.min())
+
+    @staticmethod
+    def exp_neg_sqrt_sum(s: np.ndarray) -> float:
+        np.sqrt(s, out=s)
+        np.negative(s, out=s)
+        np.exp(s, out=s)
+        return float(s.sum())
+
+    def run(self, tasks: list[Callable[[], Any]]) -> list[Any]:
+        """Run row-block tasks; BLAS is held to one thread (a multi-threaded BLAS on
+        these thin products is many times slower than one thread per block)."""
+        from threadpoolctl import threadpool_limits
+
+        with threadpool_limits(1, user_api="blas"):
+            if self.n_jobs <= 1 or len(tasks) <= 1:
+                return [t() for t in tasks]
+            with ThreadPoolExecutor(self.n_jobs) as pool:
+                return list(pool.map(lambda t: t(), tasks))
+
+
+def _packed_counts(mask: np.ndarray, axis: int) -> np.ndarray:
+    """Row (axis=1) or column (axis=0) counts of a boolean block, eight lanes per uint64.
+
+    Each byte of the uint64 sums holds the count of one lane; with at most 255 terms
+    per lane no byte overflows. About ten times faster than count_nonzero(axis=...).
+    """
+    rows, cols = mask.shape
+    words = mask.view(np.uint64)
+    if axis == 1:
+        return words.sum(axis=1).view(np.uint8).reshape(rows, 8).sum(axis=1, dtype=np.int64)
+    return words.sum(axis=0).view(np.uint8).astype(np.int64)
+
+
+class _TorchOps:
+    def __init__(
+        self,
+        device: str | None = None,
+        block_rows: int | None = None,
+        block_cols: int | None = None,
+    ):
+        import torch
+
+        self.torch = torch
+        self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        gpu = self.device.type != "cpu"
+        self.block_rows = block_rows or (4096 if gpu else 512)
+        self.block_cols = block_cols or (16384 if gpu else 4096)
+
+    def put(self, a: np.ndarray) -> Any:
+        return self.torch.from_numpy(a).to(self.device)
+
+    def gemm(self, a: Any, b: Any) -> Any:
+        return a @ b.T
+
+    @staticmethod
+    def count(mask: Any, axis: int | None = None) -> Any:
+        return mask.sum() if axis is None else mask.sum(dim=axis)
+
+    def nonzero(self, mask: Any) -> tuple[np.ndarray, np.ndarray]:
+        i, j = self.torch.nonzero(mask, as_tuple=True)
+        return i.cpu().numpy(), j.cpu().numpy()
+
+    @staticmethod
+    def host(a: Any) -> np.ndarray:
+        return a.cpu().numpy() if hasattr(a, "cpu") else np.asarray(a)
+
+    @staticmethod
+    def set_where(s: Any, mask: Any, value: float) -> None:
+        s.masked_fill_(mask, value)
+
+    def set_at(self, s: Any, i: np.ndarray, j: np.ndarray, value: float) -> None:
+        s[self.torch.from_numpy(i).to(s.device), self.torch.from_numpy(j).to(s.device)] = value
+
+    @staticmethod
+    def minimum(s: Any) -> float:
+        return float(s.min())
+
+    @staticmethod
+    def exp_neg_sqrt_sum(s: Any) -> float:
+        return float(s.sqrt_().neg_().exp_().sum())
+
+    def run(self, tasks: list[Callable[[], Any]]) -> Iterable[Any]:
+        return (t() for t in tasks)
+
+
+def make_ops(backend: str = "numpy", device: str | None = None, n_jobs: int | None = None) -> Any:
+    if backend == "numpy":
+        if device not in (None, "cpu"):
+            raise SegregationInputError("the numpy backend runs on the CPU; use backend='torch'")
+        return _NumpyOps(n_jobs=n_jobs)
+    if backend == "torch":
+        return _TorchOps(device=device)
+    raise SegregationInputError(f"unknown backend {backend!r}; expected 'numpy' or 'torch'")
+
+
+def _triangle_mask(ops: Any, s: Any, r0: int, c0: int) -> None:
+    """Exclude pairs with column index <= row index (the lower triangle and the diagonal).
+
+    NaN, not inf: every comparison with NaN is false, even `<= inf` (an open bracket).
+    """
+    rows, cols = s.shape
+    if c0 >= r0 + rows:
+        return
+    mask = np.arange(c0, c0 + cols)[None, :] <= np.arange(r0, r0 + rows)[:, None]
+    if ops.__class__ is _TorchOps:
+        mask = ops.put(mask)
+    ops.set_where(s, mask, math.nan)
+
+
+# --------------------------------------------------------------------------------------
+# passes over pairs
+# --------------------------------------------------------------------------------------
+def _minority_bracket_pass(
+    ops: Any, geo: _Geometry, idx: np.ndarray, lo_d: float, hi_d: float
+) -> tuple[int, np.ndarray, np.ndarray]:
+    """Distinct minority pairs: how many lie surely below lo_d, and the canonical
+    distances (unique values, counts) of all pairs that may lie in [lo_d, hi_d]."""
+    lo2 = lo_d * lo_d - geo.tol if lo_d > 0 else -math.inf
+    hi2 = hi_d * hi_d + geo.tol if math.isfinite(hi_d) else math.inf
+    A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
+    m, br, bc = len(idx), ops.block_rows, ops.block_cols
+
+    def task(r0: int) -> tuple[int, np.ndarray, np.ndarray]:
+        below, vals, cnts = 0, [], []
+        r1 = min(r0 + br, m)
+        for c0 in range(r0, m, bc):
+            s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
+            _triangle_mask(ops, s, r0, c0)
+            lt = s < lo2
+            n_lt = int(ops.count(lt))
+            below += n_lt
+            le = s <= hi2
+            if int(ops.count(le)) > n_lt:
+                i, j = ops.nonzero(le & ~lt)
+                d = canonical_distances(geo.X, idx[i + r0], idx[j + c0])
+                u, c = np.unique(d, return_counts=True)
+                vals.append(u)
+                cnts.append(c)
+        if not vals:
+            return below, np.empty(0), np.empty(0, dtype=np.int64)
+        return below, np.concatenate(vals), np.concatenate(cnts)
+
+    below, vals, cnts = 0, [], []
+    for b, v, c in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)]):
+        below += b
+        vals.append(v)
+        cnts.append(c)
+    v, c = np.concatenate(vals), np.concatenate(cnts)
+    u, inv = np.unique(v, return_inverse=True)
+    return below, u, np.bincount(inv, weights=c, minlength=len(u)).astype(np.int64)
+
+
+def _minority_within_counts(ops: Any, geo: _Geometry, idx: np.ndarray, eps: float) -> np.ndarray:
+    """For each minority member, how many *other* minority members lie within ε."""
+    lo2, hi2 = eps * eps - geo.tol, eps * eps + geo.tol
+    A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
+    m, br, bc = len(idx), ops.block_rows, ops.block_cols
+
+    def task(r0: int) -> tuple[int, np.ndarray, np.ndarray]:
+        r1 = min(r0 + br, m)
+        rows = np.zeros(r1 - r0, dtype=np.int64)
+        cols = np.zeros(m - r0, dtype=np.int64)
+        for c0 in range(r0, m, bc):
+            s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
+            _triangle_mask(ops, s, r0, c0)
+            lt = s < lo2
+            rc = ops.host(ops.count(lt, axis=1))
+            rows += rc
+            w = s.shape[1]
+            cols[c0 - r0 : c0 - r0 + w] += ops.host(ops.count(lt, axis=0))
+            le = s <= hi2
+            if int(ops.count(le)) > int(rc.sum()):
+                i, j = ops.nonzero(le & ~lt)
+                ok = canonical_distances(geo.X, idx[i + r0], idx[j + c0]) <= eps
+                np.add.at(rows, i[ok], 1)
+                np.add.at(cols, j[ok] + (c0 - r0), 1)
+        return r0, rows, cols
+
+    counts = np.zeros(m, dtype=np.int64)
+    for r0, rows, cols in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)]):
+        counts[r0 : r0 + len(rows)] += rows
+        counts[r0:] += cols
+    return counts
+
+
+def _cross_pass(
+    ops: Any,
+    geo: _Geometry,
+    rows_idx: np.ndarray,
+    cols_idx: np.ndarray,
+    eps: float | None,
+    proximity: bool,
+) -> tuple[np.ndarray | None, float]:
+    """Minority rows × majority columns: per-row counts within ε (if eps is given) and
+    the sum of exp(−distance) over all pairs (if proximity)."""
+    A, B = ops.put(geo.A[rows_idx]), ops.put(geo.B[cols_idx])
+    m, big = len(rows_idx), len(cols_idx)
+    br, bc = ops.block_rows, ops.block_cols
+    lo2 = hi2 = 0.0
+    if eps is not None:
+        lo2, hi2 = eps * eps - geo.tol, eps * eps + geo.tol
+
+    def task(r0: int) -> tuple[int, np.ndarray | None, list[float]]:
+        r1 = min(r0 + br, m)
+        rows = np.zeros(r1 - r0, dtype=np.int64) if eps is not None else None
+        sums: list[float] = []
+        for c0 in range(0, big, bc):
+            s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
+            if rows is not None:
+                lt = s < lo2
+                rc = ops.host(ops.count(lt, axis=1))
+                rows += rc
+                le = s <= hi2
+                if int(ops.count(le)) > int(rc.sum()):
+                    i, j = ops.nonzero(le & ~lt)
+                    ok = canonical_distances(geo.X, rows_idx[i + r0], cols_idx[j + c0]) <= eps
+                    np.add.at(rows, i[ok], 1)
+            if proximity:
+                if ops.minimum(s) < _SMALL_SQ:
+                    i, j = ops.nonzero(s < _SMALL_SQ)
+                    d = canonical_distances(geo.X, rows_idx[i + r0], cols_idx[j + c0])
+                    sums.append(float(np.exp(-d).sum()))
+                    ops.set_at(s, i, j, math.inf)
+                sums.append(ops.exp_neg_sqrt_sum(s))
+        return r0, rows, sums
+
+    counts = np.zeros(m, dtype=np.int64) if eps is not None else None
+    parts: list[float] = []
+    for r0, rows, sums in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)]):
+        if counts is not None and rows is not None:
+            counts[r0 : r0 + len(rows)] += rows
+        parts.extend(sums)
+    return counts, math.fsum(parts)
+
+
+# --------------------------------------------------------------------------------------
+# ε: an exact order statistic of the minority's pairwise distances
+# --------------------------------------------------------------------------------------
+def _lerp_like_numpy(a: float, b: float, t: float) -> float:
+    """numpy's own linear interpolation between two order statistics (bitwise the same)."""
+    return float(np.quantile(np.array([a, b]), t))
+
+
+def _all_distinct_distances(X: np.ndarray) -> np.ndarray:
+    m = len(X)
+    out = []
+    step = max(1, 200_000 // max(m, 1))
+    for r0 in range(0, m, step):
+        rows = np.arange(r0, min(r0 + step, m))
+        i, j = np.nonzero(np.arange(m)[None, :] > rows[:, None])
+        out.append(canonical_distances(X, rows[i], j))
+    return np.concatenate(out) if out else np.empty(0)
+
+
+def _distinct_order_stats(
+    ops: Any, geo: _Geometry, idx: np.ndarray, ranks: list[int], seed: int
+) -> dict[int, float]:
+    """Exact values of the given 0-based ranks among distinct-pair distances of idx."""
+    m = len(idx)
+    n_pairs = m * (m - 1) // 2
+    if n_pairs <= _FULL_PAIRS:
+        d = _all_distinct_distances(geo.X[idx])
+        part = np.partition(d, sorted(set(ranks)))
+        return {r: float(part[r]) for r in ranks}
+    rng = np.random.default_rng(seed)
+    i = rng.integers(0, m, size=int(_SAMPLE_PAIRS * 1.01) + 16)
+    j = rng.integers(0, m, size=len(i))
+    keep = i != j
+    i, j = i[keep][:_SAMPLE_PAIRS], j[keep][:_SAMPLE_PAIRS]
+    sample = np.sort(canonical_distances(geo.X, idx[i], idx[j]))
+    s = len(sample)
+    p_lo, p_hi = min(ranks) / (n_pairs - 1), max(ranks) / (n_pairs - 1)
+    for z in (8.0, 32.0, math.inf):
+        lo_p = p_lo - z * (math.sqrt(p_lo * (1 - p_lo) / s) + 1.0 / s)
+        hi_p = p_hi + z * (math.sqrt(p_hi * (1 - p_hi) / s) + 1.0 / s)
+        lo_d = float(np.nextafter(sample[int(lo_p * (s - 1))], -np.inf)) if lo_p > 0 else -math.inf
+        hi_d = (
+            float(np.nextafter(sample[int(math.ceil(hi_p * (s - 1)))], np.inf))
+            if hi_p < 1
+            else math.inf
+        )
+        below, vals, cnts = _minority_bracket_pass(ops, geo, idx, lo_d, hi_d)
+        cum = below + np.cumsum(cnts)
+        out: dict[int, float] = {}
+        for r in ranks:
+            k = int(np.searchsorted(cum, r, side="right"))
+            if r >= below and k < len(vals) and lo_d < vals[k] < hi_d:
+                out[r] = float(vals[k])
+        if len(out) == len(ranks):
+            return out
+    raise RuntimeError("ε order statistic not found in the full range; this is a bug")
+
+
+def minority_eps(
+    X: Any,
+    is_minority: np.ndarray,
+    q: float = 0.2,
+    eps_pairs: EpsPairs = "distinct",
+    *,
+    backend: str = "numpy",
+    device: str | None = None,
+    n_jobs: int | None = None,
+    seed: int = 0,
+    _ops: Any = None,
+    _geo: _Geometry | None = None,
+) -> float:
+    """ε for centralization: the exact q-quantile of minority pairwise distances."""
+    if not 0.0 <= q <= 1.0:
+        raise SegregationInputError(f"eps quantile must be in [0, 1], got {q}")
+    if eps_pairs not in EPS_PAIRS:
+        raise SegregationInputError(f"eps_pairs must be one of {', '.join(EPS_PAIRS)}")
+    geo = _geo or _geometry(as_population(X))
+    ops = _ops or make_ops(backend, device, n_jobs)
+    idx = np.flatnonzero(is_minority)
+    m = len(idx)
+    if m < 2:
+        raise SegregationInputError("at least 2 minority members are needed for ε")
+    total = m * (m - 1) // 2 if eps_pairs == "distinct" else m * m
+    h = (total - 1) * q
+    k = int(math.floor(h))
+    t = h - math.floor(h)
+    needed = [k, min(k + 1, total - 1)]
+    if eps_pairs == "distinct":
+        vals = _distinct_order_stats(ops, geo, idx, needed, seed)
+        a, b = vals[needed[0]], vals[needed[1]]
+    else:
+        # m self-distances (0) come first, then each distinct pair twice
+        dranks = sorted({(r - m) // 2 for r in needed if r >= m})
+        vals = _distinct_order_stats(ops, geo, idx, dranks, seed) if dranks else {}
+        a, b = (0.0 if r < m else vals[(r - m) // 2] for r in needed)
+    return _lerp_like_numpy(a, b, t)
+
+
+# --------------------------------------------------------------------------------------
+# public indices
+# --------------------------------------------------------------------------------------
+def fit_units(X: np.ndarray, clusters: int = 30, seed: int = 0) -> Any:
+    """KMeans neighbourhoods fitted on the (original) population.
+
+    Fitted (and later applied, `unit_labels`) in float32: the neighbourhoods are a
+    partition chosen by the analyst, not a quantity to reproduce to the last bit, and
+    float32 halves KMeans' time on large populations.
+    """
+    from sklearn.cluster import KMeans
+
+    if clusters < 1:
+        raise SegregationInputError(f"clusters must be >= 1, got {clusters}")
+    distinct = len(np.unique(X, axis=0)) if len(X) <= 200_000 else len(X)
+    if clusters > distinct:
+        raise SegregationInputError(
+            f"{clusters} clusters requested but the population has only {distinct} distinct "
+            "profiles; lower --clusters"
+        )
+    return KMeans(n_clusters=clusters, random_state=seed, n_init=1).fit(X.astype(np.float32))
+
+
+def unit_labels(kmeans: Any, X: np.ndarray) -> np.ndarray:
+    """Neighbourhood of each profile under a fitted KMeans (the original population's)."""
+    return kmeans.predict(np.asarray(X, dtype=np.float32))
+
+
+def atkinson(is_minority: np.ndarray, units: Any, b: float = 0.5) -> float:
+    """Atkinson index over neighbourhood labels (empty neighbourhoods do not count)."""
+    is_min = np.asarray(is_minority, dtype=bool)
+    _, lab = np.unique(np.asarray(units), return_inverse=True)
+    t = np.bincount(lab).astype(float)
+    mi = np.bincount(lab, weights=is_min.astype(float))
+    T, P = t.sum(), is_min.mean()
+    if not 0 < P < 1:
+        raise SegregationInputError("Atkinson needs members of both groups")
+    p = mi / t
+    s = np.sum((1 - p) ** (1 - b) * p**b * t / (P * T))
+    return float(1 - P / (1 - P) * abs(s) ** (1 / (1 - b)))
+
+
+def centralization(
+    X: Any,
+    groups: Any,
+    eps: float | None = None,
+    *,
+    minority: Any = None,
+    eps_quantile: float = 0.2,
+    eps_pairs: EpsPairs = "distinct",
+    backend: str = "numpy",
+    device: str | None = None,
+    n_jobs: int | None = None,
+) -> float:
+    r = segregation_indices(
+        X,
+        groups,
+        minority=minority,
+        eps=eps,
+        eps_quantile=eps_quantile,
+        eps_pairs=eps_pairs,
+        backend=backend,
+        device=device,
+        n_jobs=n_jobs,
+        want=("centralization",),
+    )
+    return r.centralization
+
+
+def avg_proximity(
+    X: Any,
+    groups: Any,
+    *,
+    minority: Any = None,
+    backend: str = "numpy",
+    device: str | None = None,
+    n_jobs: int | None = None,
+) -> float:
+    r = segregation_indices(
+        X,
+        groups,
+        minority=minority,
+        backend=backend,
+        device=device,
+        n_jobs=n_jobs,
+        want=("avg_proximity",),
+    )
+    return r.avg_proximity
+
+
+def segregation_indices(
+    X: Any,
+    groups: Any,
+    *,
+    minority: Any = None,
+    eps: float | None = None,
+    eps_quantile: float = 0.2,
+    eps_pairs: EpsPairs = "distinct",
+    units: Any = None,
+    kmeans: Any = None,
+    clusters: int = 30,
+    seed: int = 0,
+    backend: str = "numpy",
+    device: str | None = None,
+    n_jobs: int | None = None,
+    want: Sequence[str] = ("centralization", "atkinson", "avg_proximity"),
+) -> IndexResult:
+    """All three indices, fused so that each pair is visited as few times as possible.
+
+    For a post-recourse population pass the original's `eps` and `kmeans` (from its
+    IndexResult) and its `minority`, so that neighbourhoods stay those of the original.
+    """
+    Xa = as_population(X)
+    is_min, label = split_groups(groups, minority)
+    if len(is_min) != len(Xa):
+        raise SegregationInputError(f"{len(Xa)} profiles but {len(is_min)} group labels")
+    if eps is not None and not (math.isfinite(eps) and eps >= 0):
+        raise SegregationInputError(f"eps must be a finite number >= 0, got {eps}")
+    if not 0.0 <= eps_quantile <= 1.0:
+        raise SegregationInputError(f"eps quantile must be in [0, 1], got {eps_quantile}")
+    atk, km = math.nan, kmeans
+    if "atkinson" in want:
+        if units is not None:
+            lab = np.asarray(units)
+            if len(lab) != len(Xa):
+                raise SegregationInputError(f"{len(Xa)} profiles but {len(lab)} unit labels")
+        else:
+            km = km if km is not None else fit_units(Xa, clusters, seed)
+            lab = unit_labels(km, Xa)
+        atk = atkinson(is_min, lab)
+    ops = make_ops(backend, device, n_jobs)
+    geo = _geometry(Xa)
+    idx_min, idx_maj = np.flatnonzero(is_min), np.flatnonzero(~is_min)
+
+    cen, prox, eps_v = math.nan, math.nan, math.nan if eps is None else float(eps)
+    if "centralization" in want:
+        if eps is None:
+            eps_v = minority_eps(Xa, is_min, eps_quantile, eps_pairs, seed=seed, _ops=ops, _geo=geo)
+        n_min_in = 1 + _minority_within_counts(ops, geo, idx_min, eps_v)
+    n_maj_in, psum = None, math.nan
+    if "centralization" in want or "avg_proximity" in want:
+        n_maj_in, psum = _cross_pass(
+            ops,
+            geo,
+            idx_min,
+            idx_maj,
+            eps_v if "centralization" in want else None,
+            "avg_proximity" in want,
+        )
+    if "centralization" in want:
+        cen = float(np.mean(n_min_in > n_maj_in))
+    if "avg_proximity" in want:
+        prox = psum / (len(idx_min) * len(idx_maj))
+
+    return IndexResult(
+        n=len(Xa),
+        n_minority=len(idx_min),
+        minority=label,
+        eps=eps_v,
+        centralization=cen,
+        atkinson=atk,
+        avg_proximity=prox,
+        kmeans=km,
+    )

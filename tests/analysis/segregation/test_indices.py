@@ -1,0 +1,198 @@
+"""The blocked, exact indices against the slow direct formulas, plus invariances."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from sklearn.cluster import KMeans
+
+import analysis.segregation.indices as ind
+from analysis.segregation import SegregationInputError, atkinson, segregation_indices
+
+from . import slow_reference as ref
+
+TOL = 1e-9
+
+
+def _population(seed: int, n: int, d: int, kind: str, share: float = 0.35):
+    rng = np.random.default_rng(seed)
+    if kind == "normal":
+        X = rng.normal(size=(n, d)) * rng.uniform(0.2, 2.0, size=d)
+    else:  # coded items on the normalised scale: many exact ties
+        levels = rng.integers(2, 6, size=d)
+        X = rng.integers(0, levels, size=(n, d)) / (levels - 1)
+    g = np.where(rng.random(n) < share, "f", "m")
+    g[:2] = "f"
+    return X, g
+
+
+CASES = [
+    (s, n, d, k)
+    for s, (n, d, k) in enumerate(
+        [
+            (40, 1, "normal"),
+            (90, 3, "normal"),
+            (120, 10, "normal"),
+            (70, 16, "normal"),
+            (80, 4, "coded"),
+            (130, 10, "coded"),
+            (60, 2, "coded"),
+        ]
+    )
+]
+
+
+@pytest.mark.parametrize("seed,n,d,kind", CASES)
+def test_indices_equal_slow_formulas(seed, n, d, kind):
+    X, g = _population(seed, n, d, kind)
+    is_min = ref.minority_mask(g)
+    units = np.random.default_rng(seed).integers(0, 7, size=n)
+    r = segregation_indices(X, g, units=units)
+    e = ref.eps(X, is_min)
+    assert r.minority == "f" and r.n == n and r.n_minority == is_min.sum()
+    assert r.eps == pytest.approx(e, abs=TOL)
+    assert r.centralization == pytest.approx(ref.centralization(X, is_min, e), abs=TOL)
+    assert r.avg_proximity == pytest.approx(ref.avg_proximity(X, is_min), abs=TOL)
+    assert r.atkinson == pytest.approx(ref.atkinson(is_min, units), abs=TOL)
+    if kind == "normal":  # a second, independent distance formula agrees too
+        e2 = ref.eps(X, is_min, metric=ref.dist_norm)
+        assert r.eps == pytest.approx(e2, abs=TOL)
+        assert r.avg_proximity == pytest.approx(
+            ref.avg_proximity(X, is_min, ref.dist_norm), abs=TOL
+        )
+
+
+@pytest.mark.parametrize("q", [0.0, 0.1, 0.2, 0.37, 1.0])
+def test_eps_quantiles_and_the_authors_variant(q):
+    X, g = _population(3, 70, 5, "coded")
+    is_min = ref.minority_mask(g)
+    assert ind.minority_eps(X, is_min, q) == pytest.approx(ref.eps(X, is_min, q), abs=TOL)
+    got = ind.minority_eps(X, is_min, q, "ordered_with_self")
+    assert got == pytest.approx(ref.eps(X, is_min, q, with_self=True), abs=TOL)
+
+
+@pytest.mark.parametrize("kind", ["normal", "coded"])
+@pytest.mark.parametrize("eps_pairs", ["distinct", "ordered_with_self"])
+def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs):
+    """Force the large-n path (sampled bracket + one exact pass) on a small population."""
+    monkeypatch.setattr(ind, "_FULL_PAIRS", 100)
+    monkeypatch.setattr(ind, "_SAMPLE_PAIRS", 300)
+    X, g = _population(11, 150, 6, kind, share=0.45)
+    is_min = ref.minority_mask(g)
+    for q in (0.05, 0.2, 0.9):
+        got = ind.minority_eps(X, is_min, q, eps_pairs, n_jobs=2)
+        want = ref.eps(X, is_min, q, with_self=eps_pairs != "distinct")
+        assert got == pytest.approx(want, abs=TOL)
+
+
+def test_given_eps_on_an_exact_tie_counts_the_boundary():
+    X, g = _population(5, 90, 3, "coded")
+    is_min = ref.minority_mask(g)
+    mi = np.flatnonzero(is_min)
+    e = ref.dist(X[mi[0]], X[mi[1]])  # a distance that many coded pairs share exactly
+    r = segregation_indices(X, g, eps=e, want=("centralization",))
+    assert r.eps == e
+    assert r.centralization == pytest.approx(ref.centralization(X, is_min, e), abs=TOL)
+
+
+def test_backends_and_thread_counts_agree():
+    X, g = _population(8, 160, 7, "normal")
+    base = segregation_indices(X, g, n_jobs=1, clusters=5).to_json()
+    for kw in ({"n_jobs": 2}, {"backend": "torch", "device": "cpu"}):
+        other = segregation_indices(X, g, clusters=5, **kw).to_json()
+        for key in ("eps", "centralization", "atkinson"):
+            assert other[key] == base[key]
+        assert other["avg_proximity"] == pytest.approx(base["avg_proximity"], abs=1e-12)
+
+
+def test_small_blocks_cover_every_pair(monkeypatch):
+    """Odd block sizes exercise ragged edges and the triangle masks."""
+    X, g = _population(9, 101, 4, "coded", share=0.5)
+    is_min = ref.minority_mask(g)
+    orig = ind._NumpyOps.__init__
+
+    def small(self, block_rows=7, block_cols=13, n_jobs=None):
+        orig(self, block_rows, block_cols, n_jobs)
+
+    monkeypatch.setattr(ind._NumpyOps, "__init__", small)
+    r = segregation_indices(X, g, want=("centralization", "avg_proximity"))
+    e = ref.eps(X, is_min)
+    assert r.eps == pytest.approx(e, abs=TOL)
+    assert r.centralization == pytest.approx(ref.centralization(X, is_min, e), abs=TOL)
+    assert r.avg_proximity == pytest.approx(ref.avg_proximity(X, is_min), abs=TOL)
+
+
+def test_relabelling_groups_and_permuting_rows_change_nothing():
+    X, g = _population(13, 140, 5, "normal", share=0.3)
+    base = segregation_indices(X, g, clusters=6)
+    relabelled = np.where(g == "f", 1, 0)  # the minority now carries the larger label
+    swapped = segregation_indices(X, relabelled, clusters=6)
+    assert swapped.minority == 1
+    perm = np.random.default_rng(0).permutation(len(X))
+    units = base.kmeans.predict(X.astype(np.float32))
+    a = segregation_indices(X, g, units=units)
+    b = segregation_indices(X[perm], g[perm], units=units[perm])
+    for r in (swapped, b):
+        assert r.eps == base.eps
+        assert r.centralization == base.centralization
+        assert r.avg_proximity == pytest.approx(base.avg_proximity, abs=1e-12)
+    assert swapped.atkinson == base.atkinson
+    assert a.atkinson == pytest.approx(b.atkinson, abs=1e-15)
+
+
+def test_named_minority_overrides_size():
+    X, g = _population(14, 60, 3, "normal")
+    is_maj = ~ref.minority_mask(g)
+    r = segregation_indices(X, g, minority="m", want=("avg_proximity", "centralization"))
+    assert r.minority == "m" and r.n_minority == is_maj.sum()
+    e = ref.eps(X, is_maj)
+    assert r.centralization == pytest.approx(ref.centralization(X, is_maj, e), abs=TOL)
+
+
+def test_atkinson_extremes_and_kmeans_units():
+    is_min = np.array([1, 0, 1, 0, 1, 0, 1, 0], dtype=bool)
+    assert atkinson(is_min, [0, 0, 1, 1, 2, 2, 3, 3]) == pytest.approx(0.0, abs=1e-15)
+    assert atkinson(is_min, is_min.astype(int)) == pytest.approx(1.0, abs=1e-15)
+    X, g = _population(15, 200, 4, "normal")
+    r = segregation_indices(X, g, clusters=30, seed=3, want=("atkinson",))
+    km = KMeans(n_clusters=30, random_state=3, n_init=1).fit(X.astype(np.float32))
+    units = km.predict(X.astype(np.float32))
+    assert r.atkinson == pytest.approx(ref.atkinson(ref.minority_mask(g), units), abs=TOL)
+
+
+def test_after_recourse_reuses_eps_and_neighbourhoods():
+    X, g = _population(16, 120, 4, "normal")
+    before = segregation_indices(X, g, clusters=8)
+    X2 = X + np.random.default_rng(1).normal(scale=0.3, size=X.shape)
+    after = segregation_indices(
+        X2, g, eps=before.eps, kmeans=before.kmeans, minority=before.minority
+    )
+    is_min = ref.minority_mask(g)
+    assert after.eps == before.eps
+    assert after.centralization == pytest.approx(
+        ref.centralization(X2, is_min, before.eps), abs=TOL
+    )
+    units = before.kmeans.predict(X2.astype(np.float32))
+    assert after.atkinson == pytest.approx(ref.atkinson(is_min, units), abs=TOL)
+
+
+@pytest.mark.parametrize(
+    "X,g,kw,message",
+    [
+        (np.array([[0.0], [np.nan], [1.0]]), ["a", "b", "a"], {}, "row 2, feature 1"),
+        (np.zeros((3, 2)), ["a", "a", "a"], {}, "exactly two groups"),
+        (np.zeros((4, 2)), ["a", "b", "b", "b"], {}, "at least 2"),
+        (np.zeros((4, 2)), ["a", "b", "a", "b", "b"], {}, "5 group labels"),
+        (np.zeros((4, 2)), ["a", "b", "a", "b"], {"minority": "c"}, "not one of the groups"),
+        (np.zeros((4, 2)), ["a", "b", "a", None], {}, "row 4: group is missing"),
+        (np.zeros((4, 2)), ["a", "b", "a", "b"], {"clusters": 2}, "distinct profiles"),
+        (np.zeros((4, 2)), ["a", "b", "a", "b"], {"eps": -1.0}, "eps must be"),
+        (np.zeros((4, 2)), ["a", "b", "a", "b"], {"eps_quantile": 1.5}, "quantile"),
+        (np.zeros(4), ["a", "b", "a", "b"], {}, "(n, d)"),
+    ],
+)
+def test_bad_input_is_refused_with_a_clear_message(X, g, kw, message):
+    with pytest.raises(
+        SegregationInputError, match=message.replace("(", r"\(").replace(")", r"\)")
+    ):
+        segregation_indices(X, g, **kw)
