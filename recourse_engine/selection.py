@@ -137,7 +137,12 @@ class PoolIndex:
         self.pool = pool
         self.model: DecisionModel = model if model is not None else IncomeRule()
         self._income_sorted = isinstance(self.model, IncomeRule)
-        if self._income_sorted:
+        # any other model whose approval depends on x is evaluated per search
+        self._per_call = self.model.relative_to_factual and not self._income_sorted
+        if self._per_call:
+            self.order = np.arange(len(pool))
+            self.income = pool.income
+        elif self._income_sorted:
             if pool.income is None:
                 raise ValueError("the income rule needs a pool with an income column")
             self.order = np.argsort(pool.income, kind="stable")
@@ -167,7 +172,13 @@ class PoolIndex:
         start = self._approved_start(income)
         block = self.columns[start:]
         n = block.shape[0]
-        ok = np.ones(n, dtype=bool)
+        if self._per_call:
+            ok = np.asarray(
+                self.model.approves(self.pool.codes, self.pool.income, factual_income=income),
+                dtype=bool,
+            ).copy()
+        else:
+            ok = np.ones(n, dtype=bool)
         sparsity = np.zeros(n, dtype=np.int16)
         proximity = np.zeros(n, dtype=float)
         for j, it in enumerate(self.schema.items):

@@ -142,3 +142,39 @@ def test_ties_are_broken_at_random_across_seeds():
     sparsest = {index.select([1], 1.0, "sparsest:1", seed=s).picks[0].pool_id for s in range(60)}
     # all five rows change one item: every one of them ties for sparsest
     assert "t" in sparsest and len(sparsest) > 2
+
+
+def test_other_factual_relative_models_are_applied_per_search():
+    """A model whose approval depends on x (here: income at least 2x, position not lower)
+    is evaluated for each factual; picks are exactly the brute-force admissible set's."""
+    from dataclasses import dataclass
+
+    from recourse_engine import carloan_schema, synth_pool
+
+    @dataclass
+    class Doubling:
+        name: str = "doubling"
+        schema_hash: str | None = None
+        relative_to_factual: bool = True
+
+        def approves(self, codes, income=None, *, factual_income=None):
+            return np.asarray(income) >= 2 * factual_income
+
+        def predict_proba(self, codes, income=None, *, factual_income=None):
+            return self.approves(codes, income, factual_income=factual_income).astype(float)
+
+    schema = carloan_schema()
+    frame = synth_pool(schema, n=300, seed=8)
+    pool = pool_from_frame(frame, schema)
+    index = PoolIndex(schema, pool, Doubling())
+    x = frame.loc[0, schema.keys].to_numpy(float)
+    sel = index.select(x, 3_000_000, "random:50", seed=0)
+    expected = {
+        i
+        for i in range(len(pool))
+        if pool.income[i] >= 6_000_000
+        and slow_respects(schema, list(x), list(pool.codes[i]))
+        and slow_sparsity(schema, list(x), list(pool.codes[i])) > 0
+    }
+    assert sel.n_admissible == len(expected)
+    assert {p.pool_index for p in sel.picks} <= expected
