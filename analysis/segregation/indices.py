@@ -39,6 +39,7 @@ from typing import Any, Literal
 
 import numpy as np
 
+Progress = Callable[[str, int, int], None]  # (stage, blocks done, blocks in stage)
 EpsPairs = Literal["distinct", "ordered_with_self"]
 EPS_PAIRS: tuple[str, ...] = ("distinct", "ordered_with_self")
 _U = np.finfo(np.float64).eps / 2  # unit roundoff
@@ -179,6 +180,7 @@ class _NumpyOps:
     def __init__(self, block_rows: int = 128, block_cols: int = 1024, n_jobs: int | None = None):
         self.block_rows, self.block_cols = block_rows, block_cols
         self.n_jobs = n_jobs or len(os.sched_getaffinity(0))
+        self.progress: Progress | None = None
 
     def put(self, a: np.ndarray) -> np.ndarray:
         return a
@@ -220,16 +222,26 @@ class _NumpyOps:
         np.exp(s, out=s)
         return float(s.sum())
 
-    def run(self, tasks: list[Callable[[], Any]]) -> list[Any]:
+    def run(self, tasks: list[Callable[[], Any]], stage: str = "") -> list[Any]:
         """Run row-block tasks; BLAS is held to one thread (a multi-threaded BLAS on
         these thin products is many times slower than one thread per block)."""
         from threadpoolctl import threadpool_limits
 
         with threadpool_limits(1, user_api="blas"):
             if self.n_jobs <= 1 or len(tasks) <= 1:
-                return [t() for t in tasks]
+                return _report(map(lambda t: t(), tasks), len(tasks), stage, self.progress)
             with ThreadPoolExecutor(self.n_jobs) as pool:
-                return list(pool.map(lambda t: t(), tasks))
+                done = pool.map(lambda t: t(), tasks)
+                return _report(done, len(tasks), stage, self.progress)
+
+
+def _report(results: Iterable[Any], total: int, stage: str, progress: Progress | None) -> list[Any]:
+    out = []
+    for k, r in enumerate(results, 1):
+        out.append(r)
+        if progress is not None:
+            progress(stage, k, total)
+    return out
 
 
 def _packed_counts(mask: np.ndarray, axis: int) -> np.ndarray:
@@ -259,6 +271,7 @@ class _TorchOps:
         gpu = self.device.type != "cpu"
         self.block_rows = block_rows or (4096 if gpu else 512)
         self.block_cols = block_cols or (16384 if gpu else 4096)
+        self.progress: Progress | None = None
 
     def put(self, a: np.ndarray) -> Any:
         return self.torch.from_numpy(a).to(self.device)
@@ -293,8 +306,8 @@ class _TorchOps:
     def exp_neg_sqrt_sum(s: Any) -> float:
         return float(s.sqrt_().neg_().exp_().sum())
 
-    def run(self, tasks: list[Callable[[], Any]]) -> Iterable[Any]:
-        return (t() for t in tasks)
+    def run(self, tasks: list[Callable[[], Any]], stage: str = "") -> list[Any]:
+        return _report(map(lambda t: t(), tasks), len(tasks), stage, self.progress)
 
 
 def make_ops(backend: str = "numpy", device: str | None = None, n_jobs: int | None = None) -> Any:
@@ -355,7 +368,7 @@ def _minority_bracket_pass(
         return below, np.concatenate(vals), np.concatenate(cnts)
 
     below, vals, cnts = 0, [], []
-    for b, v, c in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)]):
+    for b, v, c in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)], "ε bracket"):
         below += b
         vals.append(v)
         cnts.append(c)
@@ -391,7 +404,9 @@ def _minority_within_counts(ops: Any, geo: _Geometry, idx: np.ndarray, eps: floa
         return r0, rows, cols
 
     counts = np.zeros(m, dtype=np.int64)
-    for r0, rows, cols in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)]):
+    for r0, rows, cols in ops.run(
+        [lambda r0=r0: task(r0) for r0 in range(0, m, br)], "minority pairs"
+    ):
         counts[r0 : r0 + len(rows)] += rows
         counts[r0:] += cols
     return counts
@@ -440,7 +455,9 @@ def _cross_pass(
 
     counts = np.zeros(m, dtype=np.int64) if eps is not None else None
     parts: list[float] = []
-    for r0, rows, sums in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)]):
+    for r0, rows, sums in ops.run(
+        [lambda r0=r0: task(r0) for r0 in range(0, m, br)], "minority x majority"
+    ):
         if counts is not None and rows is not None:
             counts[r0 : r0 + len(rows)] += rows
         parts.extend(sums)
@@ -651,6 +668,7 @@ def segregation_indices(
     device: str | None = None,
     n_jobs: int | None = None,
     want: Sequence[str] = ("centralization", "atkinson", "avg_proximity"),
+    progress: Progress | None = None,
 ) -> IndexResult:
     """All three indices, fused so that each pair is visited as few times as possible.
 
@@ -676,6 +694,7 @@ def segregation_indices(
             lab = unit_labels(km, Xa)
         atk = atkinson(is_min, lab)
     ops = make_ops(backend, device, n_jobs)
+    ops.progress = progress
     geo = _geometry(Xa)
     idx_min, idx_maj = np.flatnonzero(is_min), np.flatnonzero(~is_min)
 

@@ -1,0 +1,183 @@
+"""`python -m analysis segregation`: output against the slow formulas, and bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+import pandas as pd
+import pytest
+
+from analysis.__main__ import main
+
+from . import slow_reference as ref
+
+
+@pytest.fixture
+def population_csv(tmp_path):
+    rng = np.random.default_rng(21)
+    n = 90
+    frame = pd.DataFrame(rng.normal(size=(n, 3)), columns=["a", "b", "c"])
+    frame["gender"] = np.where(rng.random(n) < 0.35, "female", "male")
+    frame["area"] = rng.integers(0, 5, size=n)
+    path = tmp_path / "pop.csv"
+    frame.to_csv(path, index=False)
+    return path, frame
+
+
+def test_cli_writes_the_indices(population_csv, tmp_path):
+    path, frame = population_csv
+    out = tmp_path / "out.json"
+    rc = main(
+        [
+            "segregation",
+            "--input",
+            str(path),
+            "--group",
+            "gender",
+            "--features",
+            "a,b",
+            "--units",
+            "area",
+            "--json",
+            str(out),
+        ]
+    )
+    assert rc == 0
+    got = json.loads(out.read_text())
+    assert set(got) == {"n", "minority", "eps", "centralization", "atkinson", "avg_proximity"}
+    X = frame[["a", "b"]].to_numpy()
+    is_min = frame["gender"].to_numpy() == "female"
+    e = ref.eps(X, is_min)
+    assert got["n"] == 90 and got["minority"] == "female"
+    assert got["eps"] == pytest.approx(e, abs=1e-9)
+    assert got["centralization"] == pytest.approx(ref.centralization(X, is_min, e), abs=1e-9)
+    assert got["avg_proximity"] == pytest.approx(ref.avg_proximity(X, is_min), abs=1e-9)
+    assert got["atkinson"] == pytest.approx(ref.atkinson(is_min, frame["area"]), abs=1e-9)
+
+
+def test_cli_eps_options(population_csv, tmp_path):
+    path, frame = population_csv
+    X = frame[["a", "b", "c"]].to_numpy()
+    is_min = frame["gender"].to_numpy() == "female"
+    out = tmp_path / "o.json"
+    base = [
+        "segregation",
+        "--input",
+        str(path),
+        "--group",
+        "gender",
+        "--features",
+        "a,b,c",
+        "--clusters",
+        "4",
+        "--json",
+        str(out),
+    ]
+    assert main([*base, "--eps-quantile", "0.1", "--eps-with-self-pairs"]) == 0
+    assert json.loads(out.read_text())["eps"] == pytest.approx(
+        ref.eps(X, is_min, 0.1, with_self=True), abs=1e-9
+    )
+    assert main([*base, "--eps", "0.75", "--minority", "male"]) == 0
+    got = json.loads(out.read_text())
+    assert got["eps"] == 0.75 and got["minority"] == "male"
+    assert got["centralization"] == pytest.approx(ref.centralization(X, ~is_min, 0.75), abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "edit,args,message",
+    [
+        (None, ["--features", "a,zz"], "unknown column(s) zz"),
+        (lambda f: f.assign(gender="male"), [], "exactly two groups"),
+        (lambda f: f.assign(a=f["a"].where(f.index != 4)), [], "row 5, column 'a'"),
+        (lambda f: f.assign(b=f["b"].astype(object).where(f.index != 2, "x")), [], "row 3"),
+        (lambda f: f.assign(gender=["female"] + ["male"] * (len(f) - 1)), [], "at least 2"),
+        (lambda f: f.assign(gender=f["gender"].where(f.index != 7)), [], "row 8, column 'gender'"),
+        (None, ["--clusters", "0"], "--clusters"),
+        (None, ["--eps", "-1"], "--eps"),
+        (None, ["--eps-quantile", "2"], "--eps-quantile"),
+        (None, ["--minority", "other"], "not one of the groups"),
+        (None, ["--device", "cuda"], "--device needs --backend torch"),
+        (None, ["--features", "a,gender"], "also a feature"),
+    ],
+)
+def test_cli_bad_input_exits_2_and_writes_nothing(
+    population_csv, tmp_path, capsys, edit, args, message
+):
+    path, frame = population_csv
+    if edit is not None:
+        edit(frame).to_csv(path, index=False)
+    out = tmp_path / "never.json"
+    argv = [
+        "segregation",
+        "--input",
+        str(path),
+        "--group",
+        "gender",
+        "--features",
+        "a,b",
+        "--json",
+        str(out),
+    ]
+    for flag, value in zip(args[::2], args[1::2], strict=True):
+        if flag in argv:
+            argv[argv.index(flag) + 1] = value
+        else:
+            argv += [flag, value]
+    assert main(argv) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and message in err and "\n" not in err
+    assert not out.exists()
+
+
+def test_cli_missing_file_and_folder(tmp_path, capsys):
+    argv = [
+        "segregation",
+        "--input",
+        str(tmp_path / "none.csv"),
+        "--group",
+        "g",
+        "--features",
+        "a",
+        "--json",
+        str(tmp_path / "o.json"),
+    ]
+    assert main(argv) == 2
+    assert "no such file" in capsys.readouterr().err
+    (tmp_path / "x.csv").write_text("a,g\n1,x\n2,y\n")
+    argv[2] = str(tmp_path / "x.csv")
+    argv[-1] = str(tmp_path / "nofolder" / "o.json")
+    assert main(argv) == 2
+    assert "does not exist" in capsys.readouterr().err
+
+
+def test_cli_runs_as_a_module(population_csv, tmp_path):
+    path, _ = population_csv
+    out = tmp_path / "m.json"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "analysis",
+            "segregation",
+            "--input",
+            str(path),
+            "--group",
+            "gender",
+            "--features",
+            "a,b,c",
+            "--eps",
+            "1",
+            "--eps-quantile",
+            "0.3",
+            "--json",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 2 and "not allowed with argument" in done.stderr
+    assert not out.exists()
