@@ -45,8 +45,15 @@ class Command(StudyCommand):
             self.fail(f"study {study.slug} is {study.state}, not live")
         if "testserver" not in settings.ALLOWED_HOSTS:  # the bots' client host name
             settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
-        if opts["eager"]:
-            celery_app.conf.task_always_eager = True
+        eager_before = celery_app.conf.task_always_eager
+        celery_app.conf.task_always_eager = eager_before or opts["eager"]
+        try:
+            self._simulate(study, opts)
+        finally:
+            celery_app.conf.task_always_eager = eager_before
+
+    def _simulate(self, study: Study, opts: dict[str, Any]) -> None:
+        n, share = opts["n"], opts["ineligible"]
         outcomes: Counter[str] = Counter()
         waits, evaluations = [], 0
         n_ineligible = round(n * share)
