@@ -44,8 +44,8 @@ EpsPairs = Literal["distinct", "ordered_with_self"]
 EPS_PAIRS: tuple[str, ...] = ("distinct", "ordered_with_self")
 _U = np.finfo(np.float64).eps / 2  # unit roundoff
 _SMALL_SQ = 1e-2  # below this squared distance, proximity uses the canonical distance
-_FULL_PAIRS = 4_000_000  # up to this many minority pairs, ε comes from all pairs directly
-_SAMPLE_PAIRS = 1_000_000  # pairs sampled to bracket the ε order statistic
+_FULL_PAIRS = 200_000  # up to this many minority pairs, ε comes from all pairs directly
+_SAMPLE_PAIRS = 500_000  # pairs sampled to bracket the ε order statistic
 _EXACT_CHUNK = 1 << 18
 
 
@@ -197,11 +197,17 @@ class _NumpyOps:
 
     @staticmethod
     def nonzero(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        return np.nonzero(mask)
+        """Row and column indices of True entries (flat search: 2-D np.nonzero is slow)."""
+        flat = np.flatnonzero(mask)
+        return np.divmod(flat, mask.shape[1])
 
     @staticmethod
     def host(a: Any) -> np.ndarray:
         return np.asarray(a)
+
+    @staticmethod
+    def index(i: np.ndarray) -> np.ndarray:
+        return i
 
     @staticmethod
     def set_where(s: np.ndarray, mask: np.ndarray, value: float) -> None:
@@ -291,6 +297,9 @@ class _TorchOps:
     def host(a: Any) -> np.ndarray:
         return a.cpu().numpy() if hasattr(a, "cpu") else np.asarray(a)
 
+    def index(self, i: np.ndarray) -> Any:
+        return self.torch.from_numpy(i).to(self.device)
+
     @staticmethod
     def set_where(s: Any, mask: Any, value: float) -> None:
         s.masked_fill_(mask, value)
@@ -338,17 +347,15 @@ def _triangle_mask(ops: Any, s: Any, r0: int, c0: int) -> None:
 # passes over pairs
 # --------------------------------------------------------------------------------------
 def _minority_bracket_pass(
-    ops: Any, geo: _Geometry, idx: np.ndarray, lo_d: float, hi_d: float
-) -> tuple[int, np.ndarray, np.ndarray]:
-    """Distinct minority pairs: how many lie surely below lo_d, and the canonical
-    distances (unique values, counts) of all pairs that may lie in [lo_d, hi_d]."""
-    lo2 = lo_d * lo_d - geo.tol if lo_d > 0 else -math.inf
-    hi2 = hi_d * hi_d + geo.tol if math.isfinite(hi_d) else math.inf
+    ops: Any, geo: _Geometry, idx: np.ndarray, lo2: float, hi2: float
+) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
+    """Distinct minority pairs: how many have a block value below lo2, and the block
+    values and (local) indices of the pairs with values in [lo2, hi2]."""
     A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
     m, br, bc = len(idx), ops.block_rows, ops.block_cols
 
-    def task(r0: int) -> tuple[int, np.ndarray, np.ndarray]:
-        below, vals, cnts = 0, [], []
+    def task(r0: int) -> tuple[int, list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
+        below, vals, ii, jj = 0, [], [], []
         r1 = min(r0 + br, m)
         for c0 in range(r0, m, bc):
             s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
@@ -359,22 +366,18 @@ def _minority_bracket_pass(
             le = s <= hi2
             if int(ops.count(le)) > n_lt:
                 i, j = ops.nonzero(le & ~lt)
-                d = canonical_distances(geo.X, idx[i + r0], idx[j + c0])
-                u, c = np.unique(d, return_counts=True)
-                vals.append(u)
-                cnts.append(c)
-        if not vals:
-            return below, np.empty(0), np.empty(0, dtype=np.int64)
-        return below, np.concatenate(vals), np.concatenate(cnts)
+                vals.append(ops.host(s[ops.index(i), ops.index(j)]))
+                ii.append((i + r0).astype(np.int32))
+                jj.append((j + c0).astype(np.int32))
+        return below, vals, ii, jj
 
-    below, vals, cnts = 0, [], []
-    for b, v, c in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)], "ε bracket"):
+    below, vals, ii, jj = 0, [np.empty(0)], [np.empty(0, np.int32)], [np.empty(0, np.int32)]
+    for b, v, i, j in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)], "ε bracket"):
         below += b
-        vals.append(v)
-        cnts.append(c)
-    v, c = np.concatenate(vals), np.concatenate(cnts)
-    u, inv = np.unique(v, return_inverse=True)
-    return below, u, np.bincount(inv, weights=c, minlength=len(u)).astype(np.int64)
+        vals += v
+        ii += i
+        jj += j
+    return below, np.concatenate(vals), np.concatenate(ii), np.concatenate(jj)
 
 
 def _minority_within_counts(ops: Any, geo: _Geometry, idx: np.ndarray, eps: float) -> np.ndarray:
@@ -486,7 +489,13 @@ def _all_distinct_distances(X: np.ndarray) -> np.ndarray:
 def _distinct_order_stats(
     ops: Any, geo: _Geometry, idx: np.ndarray, ranks: list[int], seed: int
 ) -> dict[int, float]:
-    """Exact values of the given 0-based ranks among distinct-pair distances of idx."""
+    """Exact values of the given 0-based ranks among distinct-pair distances of idx.
+
+    Large populations: a random sample of pairs brackets the ranks; one blocked pass
+    counts the pairs surely below the bracket and keeps the block values inside it.
+    The rank's block value γ is within `tol` of the true one, so only the pairs with
+    block values within 2·tol of γ can hold it; their canonical distances decide.
+    """
     m = len(idx)
     n_pairs = m * (m - 1) // 2
     if n_pairs <= _FULL_PAIRS:
@@ -497,26 +506,28 @@ def _distinct_order_stats(
     i = rng.integers(0, m, size=int(_SAMPLE_PAIRS * 1.01) + 16)
     j = rng.integers(0, m, size=len(i))
     keep = i != j
-    i, j = i[keep][:_SAMPLE_PAIRS], j[keep][:_SAMPLE_PAIRS]
-    sample = np.sort(canonical_distances(geo.X, idx[i], idx[j]))
-    s = len(sample)
+    i, j = idx[i[keep][:_SAMPLE_PAIRS]], idx[j[keep][:_SAMPLE_PAIRS]]
+    sample = np.sort(((geo.X[i] - geo.X[j]) ** 2).sum(axis=1))  # a guide only
+    s, tol2 = len(sample), 2 * geo.tol
     p_lo, p_hi = min(ranks) / (n_pairs - 1), max(ranks) / (n_pairs - 1)
     for z in (8.0, 32.0, math.inf):
         lo_p = p_lo - z * (math.sqrt(p_lo * (1 - p_lo) / s) + 1.0 / s)
         hi_p = p_hi + z * (math.sqrt(p_hi * (1 - p_hi) / s) + 1.0 / s)
-        lo_d = float(np.nextafter(sample[int(lo_p * (s - 1))], -np.inf)) if lo_p > 0 else -math.inf
-        hi_d = (
-            float(np.nextafter(sample[int(math.ceil(hi_p * (s - 1)))], np.inf))
-            if hi_p < 1
-            else math.inf
-        )
-        below, vals, cnts = _minority_bracket_pass(ops, geo, idx, lo_d, hi_d)
-        cum = below + np.cumsum(cnts)
+        lo2 = float(sample[int(lo_p * (s - 1))]) - tol2 if lo_p > 0 else -math.inf
+        hi2 = float(sample[int(math.ceil(hi_p * (s - 1)))]) + tol2 if hi_p < 1 else math.inf
+        below, g, ci, cj = _minority_bracket_pass(ops, geo, idx, lo2, hi2)
         out: dict[int, float] = {}
         for r in ranks:
-            k = int(np.searchsorted(cum, r, side="right"))
-            if r >= below and k < len(vals) and lo_d < vals[k] < hi_d:
-                out[r] = float(vals[k])
+            k = r - below
+            if not 0 <= k < len(g):
+                break
+            gamma = float(np.partition(g, k)[k])
+            if not (gamma - tol2 > lo2 and gamma + tol2 < hi2):
+                break
+            n_lower = int(np.count_nonzero(g < gamma - tol2))
+            band = np.flatnonzero(np.abs(g - gamma) <= tol2)
+            e = np.sort(canonical_distances(geo.X, idx[ci[band]], idx[cj[band]]))
+            out[r] = float(e[k - n_lower])
         if len(out) == len(ranks):
             return out
     raise RuntimeError("ε order statistic not found in the full range; this is a bug")
