@@ -1,0 +1,126 @@
+"""`python -m analysis gamm` (one GAMM from a CSV) and `python -m analysis study` (the seed
+study's four GAMMs from an export: Table S2 and Figure 3)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from analysis.gamm.validate import GammInputError
+
+
+class CliError(Exception):
+    """A user-facing error: printed as one line, exit status 2."""
+
+
+def _fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def _read_csv(path: Path) -> pd.DataFrame:
+    if not path.is_file():
+        raise CliError(f"{path}: no such file")
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise CliError(f"{path}: file is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise CliError(f"{path}: cannot parse CSV ({str(exc).splitlines()[0]})") from None
+
+
+def _check_out_file(path: Path) -> None:
+    if path.is_dir():
+        raise CliError(f"{path}: is a directory, expected a file name")
+    if not path.parent.is_dir():
+        raise CliError(f"{path.parent}: output folder does not exist")
+
+
+def run_gamm(args: argparse.Namespace) -> int:
+    from analysis.gamm.fit import fit_gamm
+    from analysis.gamm.report import format_summary
+
+    try:
+        if args.k < 3:
+            raise CliError(f"--k must be at least 3, got {args.k}")
+        if args.json is not None:
+            _check_out_file(Path(args.json))
+        data = _read_csv(Path(args.input))
+        data.attrs["source"] = args.input
+        fit = fit_gamm(data, args.outcome, args.distance, args.participant, args.basis, args.k)
+    except (CliError, GammInputError) as exc:
+        return _fail(f"{args.input}: {exc}" if isinstance(exc, GammInputError) else str(exc))
+    summary = fit.summary_dict()
+    if args.json is None:
+        print(json.dumps(summary, indent=2))
+    else:
+        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
+        print(format_summary(fit))
+        print(f"wrote {args.json}")
+    return 0
+
+
+def run_study(args: argparse.Namespace) -> int:
+    from analysis.export import ExportError, load_export
+    from analysis.gamm.report import write_study_report
+
+    out = Path(args.out)
+    try:
+        if out.exists() and not out.is_dir():
+            raise CliError(f"{out}: exists and is not a folder")
+        if args.k < 3:
+            raise CliError(f"--k must be at least 3, got {args.k}")
+        export = load_export(args.export)
+        written = write_study_report(
+            export.kept_evaluations(),
+            out,
+            basis=args.basis,
+            k=args.k,
+            n_dropped=int(len(export.evaluations) - len(export.kept_evaluations())),
+            ordinal=not args.no_ordinal,
+            progress=not args.no_progress,
+        )
+    except ExportError as exc:
+        return _fail(f"{args.export}: {exc}")
+    except (CliError, GammInputError) as exc:
+        return _fail(str(exc))
+    for path in written:
+        print(path)
+    return 0
+
+
+def register(subparsers) -> None:
+    """Add `gamm` and `study` to `python -m analysis`."""
+    g = subparsers.add_parser(
+        "gamm",
+        help="fit y ~ s(distance) + s(participant, bs='re') + s(participant, distance, bs='re')",
+        description="Fit the seed study's GAMM by REML (as mgcv) and report mgcv's summary.",
+    )
+    g.add_argument("--input", required=True, help="CSV with one row per rating")
+    g.add_argument("--outcome", required=True, help="rating column (integers 1..7)")
+    g.add_argument("--distance", required=True, help="distance column (the smooth's covariate)")
+    g.add_argument("--participant", required=True, help="participant id column")
+    g.add_argument("--basis", choices=("tp", "cr"), default="tp", help="spline basis (mgcv bs)")
+    g.add_argument("--k", type=int, default=10, help="basis dimension (default 10)")
+    g.add_argument("--json", help="write the summary JSON here (default: print it)")
+    g.set_defaults(func=run_gamm)
+
+    s = subparsers.add_parser(
+        "study",
+        help="the four GAMMs of an export: Table S2 (CSV/MD/LaTeX) and Figure 3 (PNG/SVG)",
+        description="Drop evaluations with an impossible item, fit acceptance/action x "
+        "sparsity/proximity GAMMs, write Table S2 and Figure 3.",
+    )
+    s.add_argument("--export", required=True, help="study export folder (evaluations.csv ...)")
+    s.add_argument("--out", required=True, help="report folder (created if missing)")
+    s.add_argument("--basis", choices=("tp", "cr"), default="tp")
+    s.add_argument("--k", type=int, default=10)
+    s.add_argument(
+        "--no-ordinal", action="store_true", help="skip the cumulative-logit robustness fits"
+    )
+    s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    s.set_defaults(func=run_study)

@@ -1,0 +1,323 @@
+"""Public API: fit a Gaussian additive mixed model the way mgcv's
+``gam(y ~ s(x) + s(uid, bs="re") + s(uid, x, bs="re"), method="REML")`` does, and report it.
+
+``fit_gamm`` is the seed study's model on 1..7 ratings; ``fit_additive_mixed`` takes any number
+of smooths and random-effect terms for analysts' own models. Both return a ``GammFit``.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+from threadpoolctl import threadpool_limits
+
+from analysis.gamm import inference as inf
+from analysis.gamm.design import Design, RandomEffect, Smooth, TermInfo, build_design
+from analysis.gamm.linalg import cross_products
+from analysis.gamm.reml import RemlState, fit_reml, full_hessian
+from analysis.gamm.validate import (
+    GammInputError,
+    check_basis,
+    group_column,
+    numeric_column,
+    rating_column,
+    require_columns,
+    smooth_covariate,
+)
+
+Z95 = float(stats.norm.ppf(0.975))
+# The matrices here are small (<= a few thousand); multi-threaded BLAS on a shared machine
+# spends more time synchronising than computing (5x slower measured under load), so one thread.
+BLAS_THREADS = 1
+
+
+@dataclass
+class SmoothRow:
+    edf: float
+    ref_df: float
+    F: float
+    p: float
+
+
+@dataclass
+class GammFit:
+    """A fitted model: coefficients, smoothing parameters, mgcv-style summary numbers."""
+
+    formula: str
+    n: int
+    design: Design = field(repr=False)
+    state: RemlState = field(repr=False)
+    scale: float
+    aic: float
+    loglik: float
+    df_aic: float
+    r_sq: float
+    dev_expl: float
+    residual_df: float
+    reml: float
+    sp: dict[str, float]
+    edf: dict[str, float]
+    edf1: dict[str, float]
+    edf2_total: float
+    aic_exact_correction: bool
+    parametric: dict[str, dict[str, float]]
+    smooth: dict[str, SmoothRow]
+    fitted: np.ndarray = field(repr=False)
+    iterations: int
+    converged: bool
+    seconds: float
+
+    # ---- predictions -------------------------------------------------------------------
+
+    def _term(self, label: str) -> TermInfo:
+        for t in self.design.terms:
+            if t.label == label:
+                return t
+        raise KeyError(f"no term {label!r}; terms: {[t.label for t in self.design.terms]}")
+
+    def term_coefficients(self, label: str) -> np.ndarray:
+        t = self._term(label)
+        if t.fixed_slice is not None:
+            return self.state.beta_f[t.fixed_slice].copy()
+        return self.state.beta_r[:, t.random_index].copy()
+
+    def predict(self, data: pd.DataFrame, include_random: bool = True) -> np.ndarray:
+        """Fitted means at ``data``; participants not seen in the fit get the population curve."""
+        needed = []
+        for t in self.design.terms:
+            spec = t.spec
+            if isinstance(spec, Smooth):
+                needed.append(spec.variable)
+            elif isinstance(spec, RandomEffect) and include_random:
+                needed.append(spec.group)
+                if spec.covariate is not None:
+                    needed.append(spec.covariate)
+        require_columns(data, list(dict.fromkeys(needed)), "prediction data")
+        n = len(data)
+        out = np.full(n, self.state.beta_f[0])
+        for t in self.design.terms:
+            spec = t.spec
+            if isinstance(spec, Smooth):
+                x = numeric_column(data, spec.variable, "prediction data")
+                out += t.basis.design(x) @ self.state.beta_f[t.fixed_slice]
+            elif isinstance(spec, RandomEffect) and include_random:
+                groups = data[spec.group].astype(str).to_numpy()
+                coef = self.term_coefficients(t.label)
+                lookup = {lv: i for i, lv in enumerate(t.levels)}
+                idx = np.array([lookup.get(g, -1) for g in groups])
+                b = np.where(idx >= 0, coef[np.maximum(idx, 0)], 0.0)
+                cov = (
+                    np.ones(n)
+                    if spec.covariate is None
+                    else numeric_column(data, spec.covariate, "prediction data")
+                )
+                out += b * cov
+        return out
+
+    def smooth_grid(self, label: str | None = None, points: int = 100) -> pd.DataFrame:
+        """The centred smooth on an even grid over the data range, with 95% pointwise bands
+        from the Bayesian covariance (as mgcv's ``predict(type="terms", se.fit=TRUE)``)."""
+        smooths = [t for t in self.design.terms if t.kind == "smooth"]
+        t = smooths[0] if label is None else self._term(label)
+        if t.kind != "smooth":
+            raise KeyError(f"{t.label} is not a smooth term")
+        x_data = self.design.meta["smooth_data"][t.label]
+        grid = np.linspace(x_data.min(), x_data.max(), points)
+        xg = t.basis.design(grid)
+        sl = t.fixed_slice
+        fit = xg @ self.state.beta_f[sl]
+        vp = self.scale * self.state.fac.p[sl, sl]
+        se = np.sqrt(np.maximum(np.einsum("ij,jk,ik->i", xg, vp, xg), 0.0))
+        return pd.DataFrame(
+            {"x": grid, "fit": fit, "se": se, "lower": fit - Z95 * se, "upper": fit + Z95 * se}
+        )
+
+    # ---- reporting --------------------------------------------------------------------
+
+    def summary_dict(self) -> dict:
+        """The JSON layout of ``python -m analysis gamm`` (mgcv's term names)."""
+        return {
+            "formula": self.formula,
+            "n": self.n,
+            "aic": self.aic,
+            "scale": self.scale,
+            "r_sq": self.r_sq,
+            "dev_expl": self.dev_expl,
+            "reml": self.reml,
+            "residual_df": self.residual_df,
+            "parametric": {k: dict(v) for k, v in self.parametric.items()},
+            "smooth": {
+                k: {"edf": v.edf, "ref_df": v.ref_df, "F": v.F, "p": v.p}
+                for k, v in self.smooth.items()
+            },
+            "sp": dict(self.sp),
+            "converged": self.converged,
+        }
+
+
+def _formula(outcome: str, smooths: list[Smooth], res: list[RandomEffect]) -> str:
+    parts = [f's({s.variable}, bs = "{s.basis}", k = {s.k})' for s in smooths]
+    for r in res:
+        inner = r.group if r.covariate is None else f"{r.group}, {r.covariate}"
+        parts.append(f's({inner}, bs = "re")')
+    return f"{outcome} ~ " + " + ".join(parts or ["1"])
+
+
+def fit_additive_mixed(
+    data: pd.DataFrame,
+    outcome: str,
+    smooths: list[Smooth],
+    random_effects: list[RandomEffect],
+    *,
+    validate_ratings: bool = False,
+) -> GammFit:
+    """Fit ``outcome ~ 1 + smooths + random effects`` by REML (any numbers of each term)."""
+    t0 = time.perf_counter()
+    columns = [outcome] + [s.variable for s in smooths]
+    for r in random_effects:
+        columns.append(r.group)
+        if r.covariate is not None:
+            columns.append(r.covariate)
+    require_columns(data, list(dict.fromkeys(columns)))
+    labels = [s.label for s in smooths] + [r.label for r in random_effects]
+    if len(set(labels)) != len(labels):
+        raise GammInputError(f"duplicate model terms: {labels}")
+    clean = pd.DataFrame(index=data.index)
+    clean[outcome] = (
+        rating_column(data, outcome) if validate_ratings else numeric_column(data, outcome)
+    )
+    for s in smooths:
+        check_basis(s.basis, s.k)
+        clean[s.variable] = smooth_covariate(data, s.variable, s.k)
+    for r in random_effects:
+        clean[r.group] = group_column(data, r.group)
+        if r.covariate is not None and r.covariate not in clean:
+            clean[r.covariate] = numeric_column(data, r.covariate)
+    if np.unique(clean[outcome]).size < 2:
+        raise GammInputError(f"data: column {outcome!r} is constant; nothing to model")
+    clean = clean.reset_index(drop=True)
+    design = build_design(clean, outcome, smooths, random_effects)
+    design.meta["smooth_data"] = {s.label: clean[s.variable].to_numpy() for s in smooths}
+    with threadpool_limits(limits=BLAS_THREADS):
+        cp = cross_products(design)
+        state, iterations, converged = fit_reml(design, cp)
+        return _summarise(
+            design, cp, state, iterations, converged, _formula(outcome, smooths, random_effects), t0
+        )
+
+
+def fit_gamm(
+    data: pd.DataFrame,
+    outcome: str,
+    distance: str,
+    participant: str,
+    basis: str = "tp",
+    k: int = 10,
+) -> GammFit:
+    """The seed study's GAMM: ``outcome ~ s(distance) + s(participant, bs="re")
+    + s(participant, distance, bs="re")`` by REML, ``outcome`` a 1..7 rating."""
+    check_basis(basis, k)
+    return fit_additive_mixed(
+        data,
+        outcome,
+        [Smooth(distance, basis, k)],
+        [RandomEffect(participant), RandomEffect(participant, distance)],
+        validate_ratings=True,
+    )
+
+
+def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0) -> GammFit:
+    lam = np.exp(state.rho)
+    edfs = inf.term_edfs(design, state.traces, state.frob)
+    sum_edf = sum(e[0] for e in edfs.values())
+    sum_edf1 = sum(e[1] for e in edfs.values())
+    n = design.n
+    res_df = n - sum_edf
+    fitted = design.xf @ state.beta_f
+    if design.n_random_terms:
+        fitted = fitted + np.sum(state.beta_r[design.group_codes] * design.random_cov, axis=1)
+    y = design.y
+    resid = y - fitted
+    rss = float(resid @ resid)
+    null_dev = float(np.sum((y - y.mean()) ** 2))
+    r_sq = 1.0 - float(np.var(resid, ddof=1)) * (n - 1) / (float(np.var(y, ddof=1)) * res_df)
+    beta = np.concatenate([state.beta_f, state.beta_r.ravel()])
+    xtx = inf.full_crossprod(design, cp)
+    hinv = inf.dense_inverse(design, state.fac)
+    parametric = {}
+    se0 = float(np.sqrt(state.scale * state.fac.p[0, 0]))
+    t0v = float(state.beta_f[0] / se0)
+    parametric["(Intercept)"] = {
+        "estimate": float(state.beta_f[0]),
+        "se": se0,
+        "t": t0v,
+        "p": float(2.0 * stats.t.sf(abs(t0v), res_df)),
+    }
+    smooth = {}
+    for t in design.terms:
+        if t.kind == "smooth":
+            sl = t.fixed_slice
+            res = inf.smooth_test(
+                state.beta_f[sl],
+                cp.a[sl, sl],
+                state.scale * state.fac.p[sl, sl],
+                min(t.n_coef, edfs[t.label][1]),
+                res_df,
+            )
+        elif t.kind == "random":
+            res = inf.random_effect_test(design, t, xtx, hinv, lam, beta, state.scale, res_df)
+        else:
+            continue
+        smooth[t.label] = SmoothRow(edfs[t.label][0], res.ref_df, res.stat, res.p)
+    dbeta = (
+        np.column_stack([np.concatenate([f, r.ravel()]) for f, r in state.dbeta])
+        if state.dbeta
+        else np.zeros((beta.size, 0))
+    )
+    e2, exact = inf.edf2_total(
+        design, xtx, hinv, lam, full_hessian(state, design), dbeta, state.scale
+    )
+    aic, loglik, df_aic = inf.mgcv_aic(n, rss, sum_edf, sum_edf1, e2, design.p)
+    reml_value = state.value + _logdet_s_constant(design)
+    return GammFit(
+        formula=formula,
+        n=n,
+        design=design,
+        state=state,
+        scale=float(state.scale),
+        aic=aic,
+        loglik=loglik,
+        df_aic=df_aic,
+        r_sq=float(r_sq),
+        dev_expl=float((null_dev - rss) / null_dev),
+        residual_df=float(res_df),
+        reml=float(reml_value),
+        sp={
+            t.label: float(lam[t.lambda_index]) for t in design.terms if t.lambda_index is not None
+        },
+        edf={k: v[0] for k, v in edfs.items()},
+        edf1={k: v[1] for k, v in edfs.items()},
+        edf2_total=float(e2),
+        aic_exact_correction=exact,
+        parametric=parametric,
+        smooth=smooth,
+        fitted=fitted,
+        iterations=iterations,
+        converged=converged,
+        seconds=time.perf_counter() - t0,
+    )
+
+
+def _logdet_s_constant(design: Design) -> float:
+    """-log|S|_+ / 2 at lambda = 1 (the part of the criterion our optimiser leaves out)."""
+    total = 0.0
+    for t in design.terms:
+        if t.penalty is not None and t.lambda_index is not None:
+            ev = np.linalg.eigvalsh(t.penalty)
+            ev = ev[ev > ev.max() * 1e-10]
+            total += float(np.sum(np.log(ev)))
+    return -total / 2.0

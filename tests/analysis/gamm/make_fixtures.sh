@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# Regenerates the committed mgcv fixtures in fixtures/ (R is needed only for this, not for the
+# tests). Installs R and mgcv from Debian when missing (run as root), plus the serial OpenBLAS
+# so that the 2,000-participant fit takes minutes rather than hours.
+# Usage: tests/analysis/gamm/make_fixtures.sh [--only null|steep|large]
+set -euo pipefail
+cd "$(dirname "$0")"
+if ! Rscript -e 'suppressPackageStartupMessages(library(mgcv))' >/dev/null 2>&1; then
+  apt-get update
+  DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends \
+    r-base-core r-cran-mgcv libopenblas0-serial
+fi
+mkdir -p fixtures
+Rscript make_fixtures.R fixtures "$@"
+Rscript chisq_reference.R fixtures/psum_chisq.json
