@@ -1,0 +1,105 @@
+"""Small torch building blocks shared by CCHVAE, IBR and CRUDS: MLPs, the reparameterised
+Gaussian encoder, a training loop with an optional progress bar, and the growing-sphere
+search in latent space (CCHVAE's counterfactual search)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import numpy as np
+
+from .base import RecourseMethod, nearest_valid, snap
+from .growing_spheres import layer_samples
+
+
+def mlp(n_in: int, hidden: tuple[int, ...], n_out: int) -> Any:
+    import torch
+
+    layers: list[Any] = []
+    for h in hidden:
+        layers += [torch.nn.Linear(n_in, h), torch.nn.ReLU()]
+        n_in = h
+    layers.append(torch.nn.Linear(n_in, n_out))
+    return torch.nn.Sequential(*layers)
+
+
+class GaussianEncoder:
+    """x -> (mu, logvar) of q(z | x)."""
+
+    def __init__(self, n_in: int, hidden: tuple[int, ...], latent: int):
+        self.net = mlp(n_in, hidden, 2 * latent)
+        self.latent = latent
+
+    def __call__(self, x: Any) -> tuple[Any, Any]:
+        out = self.net(x)
+        return out[:, : self.latent], out[:, self.latent :].clamp(-8.0, 8.0)
+
+    def parameters(self) -> Iterator[Any]:
+        return self.net.parameters()
+
+
+def reparameterise(mu: Any, logvar: Any) -> Any:
+    import torch
+
+    return mu + torch.randn_like(mu) * torch.exp(0.5 * logvar)
+
+
+def kl_normal(mu: Any, logvar: Any, prior_mu: Any = 0.0, prior_logvar: Any = 0.0) -> Any:
+    """KL(N(mu, e^logvar) || N(prior_mu, e^prior_logvar)) summed over dimensions."""
+    import torch
+
+    var, pvar = torch.exp(logvar), torch.exp(torch.as_tensor(prior_logvar))
+    return 0.5 * (
+        (var + (mu - prior_mu) ** 2) / pvar - 1.0 + torch.as_tensor(prior_logvar) - logvar
+    ).sum(dim=1)
+
+
+def minibatches(
+    n: int, batch: int, epochs: int, rng: np.random.Generator, progress: bool, desc: str
+) -> Iterator[np.ndarray]:
+    """Index batches for `epochs` passes, with a tqdm bar over epochs when asked."""
+    epochs_iter: Any = range(epochs)
+    if progress:
+        import sys
+
+        from tqdm import tqdm
+
+        epochs_iter = tqdm(epochs_iter, desc=desc, unit="epoch", file=sys.stderr, leave=False)
+    for _ in epochs_iter:
+        order = rng.permutation(n)
+        for start in range(0, n, batch):
+            yield order[start : start + batch]
+
+
+def latent_sphere_search(
+    method: RecourseMethod,
+    z: np.ndarray,
+    mu: np.ndarray,
+    decode: Callable[[np.ndarray, np.ndarray], np.ndarray],
+    rng: np.random.Generator,
+    *,
+    step: float,
+    n_samples: int,
+    max_layers: int,
+) -> np.ndarray:
+    """CCHVAE's search: shells of growing radius around each factual's latent mean; the
+    first shell whose decoded, snapped points include approved ones gives the closest (L2 on
+    the normalised scale). `decode(latents (m, k), factual rows (m,)) -> (m, p)`."""
+    out = np.full(z.shape, np.nan)
+    todo = np.arange(len(z))
+    k = mu.shape[1]
+    for t in range(max_layers):
+        if todo.size == 0:
+            break
+        lat = mu[todo][:, None, :] + layer_samples(
+            rng, len(todo), n_samples, k, t * step, (t + 1) * step
+        )
+        owner = np.repeat(todo, n_samples)
+        dec = decode(lat.reshape(-1, k), owner).reshape(len(todo), n_samples, -1)
+        cand = snap(method.layout, z[todo][:, None, :], dec)
+        ok = method.approves_z(cand.reshape(-1, z.shape[1])).reshape(len(todo), -1)
+        picked, found = nearest_valid(z[todo], cand, ok)
+        out[todo[found]] = picked[found]
+        todo = todo[~found]
+    return out
