@@ -2,24 +2,34 @@
 
 A bot reads each page it is served (the hidden ``page`` field says which page it is), fills
 the form with seeded simulated answers and submits it, exactly as a browser would; on the
-waiting page it polls the status endpoint. The response model is deliberately simple:
-ratings fall with the recourse's sparsity plus noise, and each changed item is marked
-impossible with a small probability. It exists to exercise the flow and the analysis, not
-to predict people.
+waiting page it polls the status endpoint. It talks to Django's test client in-process, or
+to a running server over real HTTP (`HttpClient`, cookies and CSRF token handled).
+
+Answers: for the car-loan schema a bot *is* one profile of the engine's synthetic
+generator (so items, income, gender and age are correlated as in the pool); for other
+schemas items are drawn independently. The response model is deliberately simple: ratings
+fall with the recourse's sparsity plus noise, and each changed item is marked impossible
+with a small probability. It exists to exercise the flow and the analysis, not to predict
+people.
 """
 
 from __future__ import annotations
 
 import html
+import http.cookiejar
+import json
 import re
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 from django.test import Client
 
-from recourse_engine import FeatureSchema
+from recourse_engine import FeatureSchema, carloan_schema, synth_pool
 
 from . import engine, screening
 from .models import Study
@@ -46,9 +56,83 @@ class BotResult:
     pages: list[str] = field(default_factory=list)
 
 
-def _eligible_answers(qs: list[dict[str, Any]], rng: np.random.Generator) -> dict[str, Any]:
+class HttpResponse:
+    """The slice of Django's test response that a bot reads."""
+
+    def __init__(self, status: int, body: bytes, headers: Any) -> None:
+        self.status_code = status
+        self.content = body
+        self.headers = headers
+
+    def __getitem__(self, name: str) -> str:
+        return self.headers[name]
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class HttpClient:
+    """A browser-like client for a running server: keeps cookies, sends the CSRF token."""
+
+    def __init__(self, base_url: str, timeout: float = 30.0) -> None:
+        self.base = base_url.rstrip("/")
+        self.timeout = timeout
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect()
+        )
+
+    def _open(self, url: str, data: bytes | None = None) -> HttpResponse:
+        full = url if url.startswith("http") else self.base + url
+        try:
+            with self.opener.open(full, data=data, timeout=self.timeout) as r:
+                return HttpResponse(r.status, r.read(), r.headers)
+        except urllib.error.HTTPError as err:  # 3xx/4xx/5xx arrive here without redirects
+            return HttpResponse(err.code, err.read(), err.headers)
+
+    def get(self, url: str) -> HttpResponse:
+        return self._open(url)
+
+    def post(self, url: str, data: dict[str, Any]) -> HttpResponse:
+        token = next((c.value for c in self.jar if c.name == "csrftoken"), "")
+        body = urllib.parse.urlencode({**data, "csrfmiddlewaretoken": token}, doseq=True)
+        return self._open(url, body.encode())
+
+
+def _band_for(q: dict[str, Any], income: float) -> int:
+    """The eligible income band whose JPY value is closest to a synthetic income."""
+    codes = q.get("eligible") or list(range(1, len(q["options"]) + 1))
+    values = {c: screening.income_band_to_jpy(q["options"][c - 1]) for c in codes}
+    return min(codes, key=lambda c: abs(values[c] - income))
+
+
+def _synthetic_person(schema: FeatureSchema, seed: int) -> dict[str, Any] | None:
+    """One profile of the engine's synthetic car-loan generator, or None for other schemas."""
+    if schema.keys != carloan_schema().keys:
+        return None
+    return synth_pool(schema, n=1, seed=seed).iloc[0].to_dict()
+
+
+def _eligible_answers(
+    qs: list[dict[str, Any]], rng: np.random.Generator, person: dict[str, Any] | None = None
+) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for q in qs:
+        if person is not None and q["key"] == "income" and q["type"] == "choice":
+            out["income"] = str(_band_for(q, float(person["income"])))
+            continue
+        if person is not None and q["key"] == "gender" and person.get("gender") in q["options"]:
+            out["gender"] = str(q["options"].index(person["gender"]) + 1)
+            continue
+        if person is not None and q["key"] == "age" and q["type"] == "integer":
+            lo, hi = int(q.get("min", 18)), int(q.get("max", 100))
+            out["age"] = str(int(np.clip(int(person["age"]), lo, hi)))
+            continue
         if q["type"] == "integer":
             lo, hi = int(q.get("min", 18)), int(q.get("max", 99))
             out[q["key"]] = str(int(rng.integers(max(lo, 20), min(hi, 65) + 1)))
@@ -62,7 +146,7 @@ def _eligible_answers(qs: list[dict[str, Any]], rng: np.random.Generator) -> dic
 
 
 def _ineligible_answers(qs: list[dict[str, Any]], rng: np.random.Generator) -> dict[str, Any]:
-    out = _eligible_answers(qs, rng)
+    out = _eligible_answers(qs, rng, None)
     for q in qs:
         if q["type"] == "choice" and q.get("eligible"):
             bad = [c for c in range(1, len(q["options"]) + 1) if c not in q["eligible"]]
@@ -72,7 +156,11 @@ def _ineligible_answers(qs: list[dict[str, Any]], rng: np.random.Generator) -> d
     raise BotError("this study's screening has no ineligible answer to give")
 
 
-def _profile_answers(schema: FeatureSchema, rng: np.random.Generator) -> dict[str, str]:
+def _profile_answers(
+    schema: FeatureSchema, rng: np.random.Generator, person: dict[str, Any] | None = None
+) -> dict[str, str]:
+    if person is not None:
+        return {k: str(int(person[k])) for k in schema.keys}
     out = {}
     for item in schema.items:
         if item.is_numeric:
@@ -96,18 +184,22 @@ class Bot:
         *,
         seed: int,
         eligible: bool = True,
-        client: Client | None = None,
+        client: Client | HttpClient | None = None,
         wait_timeout: float = 120.0,
         poll_seconds: float = 0.1,
+        screening_overrides: dict[str, Any] | None = None,
     ) -> None:
         self.study = study
         self.rng = np.random.default_rng(seed)
+        self.overrides = dict(screening_overrides or {})
         self.eligible = eligible
         self.client = client or Client()
         self.wait_timeout = wait_timeout
         self.poll_seconds = poll_seconds
         self.schema = engine.schema_of(study.schema)
         self.questions = screening.questions(study.schema)
+        # a seed stream apart from the demo pool's (seed 0), so bots are not pool members
+        self.person = _synthetic_person(self.schema, 1_000_000_007 + seed)
 
     def _get(self, url: str) -> str:
         r = self.client.get(url)
@@ -151,15 +243,16 @@ class Bot:
         data: dict[str, Any] = {"page": page}
         if page == "screening":
             answers = (
-                _eligible_answers(self.questions, self.rng)
+                _eligible_answers(self.questions, self.rng, self.person)
                 if self.eligible
                 else _ineligible_answers(self.questions, self.rng)
             )
             data.update(answers)
+            data.update(self.overrides)
         elif page == "consent":
             data["agree"] = "on"
         elif page == "profile":
-            data.update(_profile_answers(self.schema, self.rng))
+            data.update(_profile_answers(self.schema, self.rng, self.person))
         elif page.startswith("evaluation-"):
             recourse = _RECOURSE.search(body)
             if recourse is None:

@@ -5,7 +5,8 @@ SQLAlchemy transport), served by a real worker process. ``DATABASE_URL`` and
 ``CELERY_BROKER_URL`` switch to PostgreSQL and Redis (see docker-compose.yml).
 
 Variables: DJANGO_SECRET_KEY, DJANGO_DEBUG, DJANGO_ALLOWED_HOSTS, DJANGO_CSRF_TRUSTED_ORIGINS,
-DATABASE_URL, CELERY_BROKER_URL, STUDYAPP_VAR_DIR, STUDYAPP_TASK_TIME_LIMIT.
+DATABASE_URL, CELERY_BROKER_URL, STUDYAPP_VAR_DIR, STUDYAPP_QUEUE, STUDYAPP_TASK_TIME_LIMIT,
+STUDYAPP_TASKS_EAGER, STUDYAPP_STATIC_ROOT.
 """
 
 from __future__ import annotations
@@ -133,6 +134,8 @@ X_FRAME_OPTIONS = "DENY"
 _default_broker = f"sqla+sqlite:///{VAR_DIR / 'celery-broker.sqlite'}"
 CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL") or _default_broker
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A queue name of its own lets tests and deployments share one Redis without crosstalk.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("STUDYAPP_QUEUE", "celery")
 CELERY_TASK_IGNORE_RESULT = True  # progress and results live in the database
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True

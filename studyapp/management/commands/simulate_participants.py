@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import statistics
 from collections import Counter
 from typing import Any
 
 from django.conf import settings
 
-from ...bots import Bot, BotError
+from ...bots import Bot, BotError, HttpClient
 from ...celery_app import app as celery_app
 from ...models import Study
 from ..base import StudyCommand
@@ -31,6 +32,12 @@ class Command(StudyCommand):
         parser.add_argument(
             "--eager", action="store_true", help="run recourse tasks in this process (no worker)"
         )
+        parser.add_argument(
+            "--url",
+            default="",
+            help="drive a running server over HTTP (e.g. http://127.0.0.1:8000) instead of "
+            "the in-process test client; the study is read from this process's database",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         n, share = opts["n"], opts["ineligible"]
@@ -43,6 +50,11 @@ class Command(StudyCommand):
         study = self.study(opts["study"])
         if study.state != Study.State.LIVE:
             self.fail(f"study {study.slug} is {study.state}, not live")
+        url = opts["url"]
+        if url and not re.match(r"^https?://[^/\s]+/?$", url):
+            self.fail(f"--url must look like http://host:port, got {url!r}")
+        if url and opts["eager"]:
+            self.fail("--eager runs tasks in this process; it cannot be combined with --url")
         if "testserver" not in settings.ALLOWED_HOSTS:  # the bots' client host name
             settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
         eager_before = celery_app.conf.task_always_eager
@@ -63,6 +75,7 @@ class Command(StudyCommand):
                 seed=opts["seed"] * 100_003 + i,
                 eligible=i >= n_ineligible,
                 wait_timeout=opts["timeout"],
+                client=HttpClient(opts["url"]) if opts["url"] else None,
             )
             try:
                 result = bot.run()

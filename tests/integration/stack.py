@@ -1,0 +1,142 @@
+"""Start the real thing for a test or a benchmark: migrate, load the demo study, run a
+Celery worker process and gunicorn against a given environment, and tear them down.
+
+Two environments: the embedded default (SQLite + SQLite-backed broker in a temp folder)
+and PostgreSQL + Redis (a throwaway database and a queue name of its own).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+VENV_BIN = Path(sys.executable).parent
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def embedded_env(var_dir: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    env.update(STUDYAPP_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="studyapp.settings")
+    return env
+
+
+@contextmanager
+def postgres_redis_env(var_dir: Path, pg_url: str, redis_url: str) -> Iterator[dict[str, str]]:
+    """A throwaway database and queue; both are removed afterwards."""
+    import psycopg
+    import redis
+
+    name = f"recourse_it_{uuid.uuid4().hex[:10]}"
+    queue = f"studyapp-test-{uuid.uuid4().hex[:10]}"
+    with psycopg.connect(f"{pg_url}/postgres", autocommit=True) as conn:
+        conn.execute(f'CREATE DATABASE "{name}"')
+    env = embedded_env(var_dir)
+    env.update(
+        DATABASE_URL=f"{pg_url}/{name}", CELERY_BROKER_URL=f"{redis_url}/0", STUDYAPP_QUEUE=queue
+    )
+    try:
+        yield env
+    finally:
+        with psycopg.connect(f"{pg_url}/postgres", autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        client = redis.Redis.from_url(f"{redis_url}/0")
+        for key in client.scan_iter(f"*{queue}*"):
+            client.delete(key)
+
+
+def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
+    """Run a management command; raise with its stderr if it fails."""
+    r = subprocess.run(
+        [sys.executable, "manage.py", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+    if r.returncode != 0:
+        raise RuntimeError(f"manage.py {' '.join(args)} failed ({r.returncode}): {r.stderr}")
+    return r.stdout
+
+
+def prepare(env: dict[str, str], pool_size: int = 3683) -> None:
+    manage(env, "migrate", "--noinput", "-v0")
+    manage(env, "create_demo_study", "--no-admin", "--pool-size", str(pool_size))
+
+
+def _wait_for(predicate, what: str, timeout: float, procs: list[subprocess.Popen]) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        for p in procs:
+            if p.poll() is not None:
+                raise RuntimeError(f"{what}: a process exited early with status {p.returncode}")
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{what}: not ready after {timeout:g}s")
+
+
+def _port_open(port: int) -> bool:
+    try:
+        with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+@contextmanager
+def running(env: dict[str, str], log_dir: Path, web_workers: int = 2) -> Iterator[str]:
+    """A Celery worker process and gunicorn; yields the base URL; stops both afterwards."""
+    port = free_port()
+    env = {**env, "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost,testserver"}
+    worker_log = log_dir / "worker.log"
+    procs: list[subprocess.Popen] = []
+    with open(worker_log, "w") as wlog, open(log_dir / "web.log", "w") as glog:
+        procs.append(
+            subprocess.Popen(
+                [str(VENV_BIN / "celery"), "-A", "studyapp", "worker", "--pool=solo",
+                 "--loglevel=INFO", "--without-gossip", "--without-mingle"],
+                cwd=ROOT, env=env, stdout=wlog, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        )  # fmt: skip
+        procs.append(
+            subprocess.Popen(
+                [str(VENV_BIN / "gunicorn"), "studyapp.wsgi", "--bind", f"127.0.0.1:{port}",
+                 "--workers", str(web_workers)],
+                cwd=ROOT, env=env, stdout=glog, stderr=subprocess.STDOUT, start_new_session=True,
+            )
+        )  # fmt: skip
+        try:
+            _wait_for(lambda: _port_open(port), "gunicorn", 60, procs)
+            _wait_for(lambda: " ready." in worker_log.read_text(), "celery worker", 90, procs)
+            yield f"http://127.0.0.1:{port}"
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGTERM)
+            for p in procs:
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    p.wait()
+
+
+def succeeded_tasks(log_dir: Path) -> int:
+    """Recourse tasks the worker reports as finished (one line per run)."""
+    lines = (log_dir / "worker.log").read_text().splitlines()
+    return sum(1 for line in lines if "generate_recourses[" in line and "succeeded" in line)
