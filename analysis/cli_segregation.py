@@ -206,10 +206,75 @@ def _progress_bar() -> Any:
     return update
 
 
+def _resolve_schema(path: Path | None, export: Any) -> Any:
+    from recourse_engine import SchemaError, carloan_schema, load_schema
+
+    if path is not None:
+        try:
+            return load_schema(path)
+        except SchemaError as exc:
+            raise CliError(str(exc)) from None
+    return export.schema if export.schema is not None else carloan_schema()
+
+
 def run_effects(args: argparse.Namespace) -> int:
-    from analysis.segregation.effects import EffectsError, effects_command
+    from analysis.export import ExportError, load_export
+    from analysis.segregation.effects import (
+        EffectsError,
+        compute_effects,
+        gamm_probability,
+        study_population,
+    )
+    from analysis.segregation.indices import SegregationInputError
+    from analysis.segregation.report import write_report
 
     try:
-        return effects_command(args)
-    except EffectsError as exc:
+        for name in ("bootstrap", "draws", "clusters"):
+            if getattr(args, name) < 1:
+                raise CliError(f"--{name} must be >= 1, got {getattr(args, name)}")
+        if not 0.0 <= args.eps_quantile <= 1.0:
+            raise CliError(f"--eps-quantile must be in [0, 1], got {args.eps_quantile}")
+        if args.out.exists() and not args.out.is_dir():
+            raise CliError(f"{args.out}: exists and is not a folder")
+        if not args.out.parent.is_dir():
+            raise CliError(f"{args.out}: folder {args.out.parent} does not exist")
+        keep = None
+        if args.groups:
+            keep = [v.strip() for v in args.groups.split(",") if v.strip()]
+            if len(keep) != 2:
+                raise CliError(f"--groups needs exactly two values, got {args.groups!r}")
+        export = load_export(args.export)
+        schema = _resolve_schema(args.schema, export)
+        unknown = [k for k in export.items if k not in schema.keys]
+        if unknown:
+            raise CliError(f"export items not in the schema: {', '.join(unknown)}")
+        pop = study_population(export.evaluations, export.participants, schema, args.group, keep)
+        prob = None
+        if args.compliance == "gamm":
+            prob = gamm_probability(pop, export.evaluations)
+        effects = compute_effects(
+            pop,
+            minority=args.minority,
+            eps_quantile=args.eps_quantile,
+            clusters=args.clusters,
+            bootstrap=args.bootstrap,
+            draws=args.draws,
+            probability=prob,
+            probability_source=args.compliance,
+            seed=args.seed,
+            progress=_progress_bar(),
+        )
+    except (CliError, ExportError, EffectsError, SegregationInputError) as exc:
         return _fail(str(exc))
+    except ImportError as exc:
+        return _fail(f"--compliance gamm needs analysis.gamm ({exc})")
+    except ValueError as exc:  # the GAMM's own input checks
+        return _fail(f"GAMM: {str(exc).splitlines()[0]}")
+    write_report(effects, pop, args.out)
+    (args.out / "effects.json").write_text(json.dumps(effects, indent=2) + "\n", encoding="utf-8")
+    summary = {s: e["n_worse"] for s, e in effects["strategies"].items()}
+    print(
+        f"wrote {args.out / 'effects.json'} and {args.out / 'report.html'}; "
+        f"indices worse per strategy: {json.dumps(summary)}"
+    )
+    return 0

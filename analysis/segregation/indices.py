@@ -233,8 +233,10 @@ class _NumpyOps:
         these thin products is many times slower than one thread per block)."""
         from threadpoolctl import threadpool_limits
 
+        if len(tasks) <= 1:  # one small block: not worth threadpoolctl's ~1 ms
+            return _report(map(lambda t: t(), tasks), len(tasks), stage, self.progress)
         with threadpool_limits(1, user_api="blas"):
-            if self.n_jobs <= 1 or len(tasks) <= 1:
+            if self.n_jobs <= 1:
                 return _report(map(lambda t: t(), tasks), len(tasks), stage, self.progress)
             with ThreadPoolExecutor(self.n_jobs) as pool:
                 done = pool.map(lambda t: t(), tasks)
