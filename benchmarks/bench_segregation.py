@@ -7,8 +7,10 @@ Each size runs in a fresh subprocess so that its peak resident memory (ru_maxrss
 is its own. The population is uniform on [0, 1]^d (seeded) with a minority share
 of 0.4; all indices are computed on every pair (nothing is subsampled). Stage
 times come from the progress callback; "kmeans" is the fit + assignment of the 30
-neighbourhoods for the Atkinson index. The machine load (os.getloadavg) is printed
-beside the figures because the CPU may be shared.
+neighbourhoods for the Atkinson index. The machine load (os.getloadavg) and the
+process's CPU time (user + system, all threads, whole process) are printed beside
+the figures because the CPU may be shared: wall time ≈ CPU time / cores only on
+an otherwise idle machine.
 """
 
 from __future__ import annotations
@@ -54,7 +56,9 @@ def one(n: int, d: int, share: float, backend: str, device: str | None, jobs: in
     for stage, t in sorted(stages.items(), key=lambda kv: kv[1]):
         marks[stage] = round(t - prev, 2)
         prev = t
-    peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    use = resource.getrusage(resource.RUSAGE_SELF)
+    peak_mb = use.ru_maxrss / 1024
+    cpu_s = use.ru_utime + use.ru_stime
     return {
         "n": n,
         "d": d,
@@ -66,6 +70,7 @@ def one(n: int, d: int, share: float, backend: str, device: str | None, jobs: in
         "total_s": round(t_km + t_pairs, 2),
         "stages_s": marks,
         "peak_rss_mb": round(peak_mb),
+        "process_cpu_s": round(cpu_s, 1),
         "load_1min_before": load_before,
         "load_1min_after": os.getloadavg()[0],
         "eps": r.eps,

@@ -45,7 +45,7 @@ EPS_PAIRS: tuple[str, ...] = ("distinct", "ordered_with_self")
 _U = np.finfo(np.float64).eps / 2  # unit roundoff
 _SMALL_SQ = 1e-2  # below this squared distance, proximity uses the canonical distance
 _FULL_PAIRS = 200_000  # up to this many minority pairs, ε comes from all pairs directly
-_SAMPLE_PAIRS = 500_000  # pairs sampled to bracket the ε order statistic
+_SAMPLE_PAIRS = 1_000_000  # pairs sampled to bracket the ε order statistic
 _EXACT_CHUNK = 1 << 18
 
 
@@ -348,38 +348,73 @@ def _triangle_mask(ops: Any, s: Any, r0: int, c0: int) -> None:
 # --------------------------------------------------------------------------------------
 # passes over pairs
 # --------------------------------------------------------------------------------------
+@dataclass
+class _Bracket:
+    below: np.ndarray  # per minority member: partners with block value < lo2
+    lo2: float
+    hi2: float
+    g: np.ndarray  # block values of the pairs in [lo2, hi2] ...
+    ci: np.ndarray  # ... and their (local) indices, ci < cj
+    cj: np.ndarray
+
+
 def _minority_bracket_pass(
     ops: Any, geo: _Geometry, idx: np.ndarray, lo2: float, hi2: float
-) -> tuple[int, np.ndarray, np.ndarray, np.ndarray]:
-    """Distinct minority pairs: how many have a block value below lo2, and the block
-    values and (local) indices of the pairs with values in [lo2, hi2]."""
+) -> _Bracket:
+    """Distinct minority pairs: per member, how many partners have a block value below
+    lo2; and the block values and (local) indices of the pairs with values in [lo2, hi2]."""
     A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
     m, br, bc = len(idx), ops.block_rows, ops.block_cols
 
-    def task(r0: int) -> tuple[int, list[np.ndarray], list[np.ndarray], list[np.ndarray]]:
-        below, vals, ii, jj = 0, [], [], []
+    def task(r0: int) -> tuple[Any, ...]:
+        vals, ii, jj = [], [], []
         r1 = min(r0 + br, m)
+        rows = np.zeros(r1 - r0, dtype=np.int64)
+        cols = np.zeros(m - r0, dtype=np.int64)
         for c0 in range(r0, m, bc):
             s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
             _triangle_mask(ops, s, r0, c0)
             lt = s < lo2
-            n_lt = int(ops.count(lt))
-            below += n_lt
+            rc = ops.host(ops.count(lt, axis=1))
+            rows += rc
+            cols[c0 - r0 : c0 - r0 + s.shape[1]] += ops.host(ops.count(lt, axis=0))
             le = s <= hi2
-            if int(ops.count(le)) > n_lt:
+            if int(ops.count(le)) > int(rc.sum()):
                 i, j = ops.nonzero(le & ~lt)
                 vals.append(ops.host(s[ops.index(i), ops.index(j)]))
                 ii.append((i + r0).astype(np.int32))
                 jj.append((j + c0).astype(np.int32))
-        return below, vals, ii, jj
+        return r0, rows, cols, vals, ii, jj
 
-    below, vals, ii, jj = 0, [np.empty(0)], [np.empty(0, np.int32)], [np.empty(0, np.int32)]
-    for b, v, i, j in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)], "ε bracket"):
-        below += b
+    below = np.zeros(m, dtype=np.int64)
+    vals, ii, jj = [np.empty(0)], [np.empty(0, np.int32)], [np.empty(0, np.int32)]
+    tasks = [lambda r0=r0: task(r0) for r0 in range(0, m, br)]
+    for r0, rows, cols, v, i, j in ops.run(tasks, "minority pairs (ε)"):
+        below[r0 : r0 + len(rows)] += rows
+        below[r0:] += cols
         vals += v
         ii += i
         jj += j
-    return below, np.concatenate(vals), np.concatenate(ii), np.concatenate(jj)
+    return _Bracket(below, lo2, hi2, np.concatenate(vals), np.concatenate(ii), np.concatenate(jj))
+
+
+def _counts_from_bracket(
+    geo: _Geometry, idx: np.ndarray, br: _Bracket, eps: float
+) -> np.ndarray | None:
+    """Per minority member, other minority members within ε — from the bracket pass alone,
+    when ε² ± tol lies inside the bracket (else None: a counting pass is needed)."""
+    lo2, hi2 = eps * eps - geo.tol, eps * eps + geo.tol
+    if not (br.lo2 < lo2 and hi2 < br.hi2):
+        return None
+    counts = br.below.copy()
+    inside = br.g < lo2
+    band = np.flatnonzero(~inside & (br.g <= hi2))
+    if len(band):
+        ok = canonical_distances(geo.X, idx[br.ci[band]], idx[br.cj[band]]) <= eps
+        inside[band[ok]] = True
+    np.add.at(counts, br.ci[inside], 1)
+    np.add.at(counts, br.cj[inside], 1)
+    return counts
 
 
 def _minority_within_counts(ops: Any, geo: _Geometry, idx: np.ndarray, eps: float) -> np.ndarray:
@@ -490,26 +525,31 @@ def _all_distinct_distances(X: np.ndarray) -> np.ndarray:
 
 def _distinct_order_stats(
     ops: Any, geo: _Geometry, idx: np.ndarray, ranks: list[int], seed: int
-) -> dict[int, float]:
+) -> tuple[dict[int, float], _Bracket | None]:
     """Exact values of the given 0-based ranks among distinct-pair distances of idx.
 
     Large populations: a random sample of pairs brackets the ranks; one blocked pass
     counts the pairs surely below the bracket and keeps the block values inside it.
     The rank's block value γ is within `tol` of the true one, so only the pairs with
     block values within 2·tol of γ can hold it; their canonical distances decide.
+    The pass is returned too: it also yields the centralization counts.
     """
     m = len(idx)
     n_pairs = m * (m - 1) // 2
     if n_pairs <= _FULL_PAIRS:
         d = _all_distinct_distances(geo.X[idx])
         part = np.partition(d, sorted(set(ranks)))
-        return {r: float(part[r]) for r in ranks}
+        return {r: float(part[r]) for r in ranks}, None
     rng = np.random.default_rng(seed)
     i = rng.integers(0, m, size=int(_SAMPLE_PAIRS * 1.01) + 16)
     j = rng.integers(0, m, size=len(i))
     keep = i != j
     i, j = idx[i[keep][:_SAMPLE_PAIRS]], idx[j[keep][:_SAMPLE_PAIRS]]
-    sample = np.sort(((geo.X[i] - geo.X[j]) ** 2).sum(axis=1))  # a guide only
+    parts = [
+        ((geo.X[i[c : c + _EXACT_CHUNK]] - geo.X[j[c : c + _EXACT_CHUNK]]) ** 2).sum(axis=1)
+        for c in range(0, len(i), _EXACT_CHUNK)
+    ]
+    sample = np.sort(np.concatenate(parts))  # a guide only
     s, tol2 = len(sample), 2 * geo.tol
     p_lo, p_hi = min(ranks) / (n_pairs - 1), max(ranks) / (n_pairs - 1)
     for z in (8.0, 32.0, math.inf):
@@ -517,7 +557,8 @@ def _distinct_order_stats(
         hi_p = p_hi + z * (math.sqrt(p_hi * (1 - p_hi) / s) + 1.0 / s)
         lo2 = float(sample[int(lo_p * (s - 1))]) - tol2 if lo_p > 0 else -math.inf
         hi2 = float(sample[int(math.ceil(hi_p * (s - 1)))]) + tol2 if hi_p < 1 else math.inf
-        below, g, ci, cj = _minority_bracket_pass(ops, geo, idx, lo2, hi2)
+        br = _minority_bracket_pass(ops, geo, idx, lo2, hi2)
+        below, g = int(br.below.sum()) // 2, br.g
         out: dict[int, float] = {}
         for r in ranks:
             k = r - below
@@ -528,10 +569,10 @@ def _distinct_order_stats(
                 break
             n_lower = int(np.count_nonzero(g < gamma - tol2))
             band = np.flatnonzero(np.abs(g - gamma) <= tol2)
-            e = np.sort(canonical_distances(geo.X, idx[ci[band]], idx[cj[band]]))
+            e = np.sort(canonical_distances(geo.X, idx[br.ci[band]], idx[br.cj[band]]))
             out[r] = float(e[k - n_lower])
         if len(out) == len(ranks):
-            return out
+            return out, br
     raise RuntimeError("ε order statistic not found in the full range; this is a bug")
 
 
@@ -545,17 +586,23 @@ def minority_eps(
     device: str | None = None,
     n_jobs: int | None = None,
     seed: int = 0,
-    _ops: Any = None,
-    _geo: _Geometry | None = None,
 ) -> float:
     """ε for centralization: the exact q-quantile of minority pairwise distances."""
+    Xa = as_population(X)
+    is_min = np.asarray(is_minority, dtype=bool)
+    if len(is_min) != len(Xa):
+        raise SegregationInputError(f"{len(Xa)} profiles but {len(is_min)} group flags")
+    ops = make_ops(backend, device, n_jobs)
+    return _eps(ops, _geometry(Xa), np.flatnonzero(is_min), q, eps_pairs, seed)[0]
+
+
+def _eps(
+    ops: Any, geo: _Geometry, idx: np.ndarray, q: float, eps_pairs: str, seed: int
+) -> tuple[float, _Bracket | None]:
     if not 0.0 <= q <= 1.0:
         raise SegregationInputError(f"eps quantile must be in [0, 1], got {q}")
     if eps_pairs not in EPS_PAIRS:
         raise SegregationInputError(f"eps_pairs must be one of {', '.join(EPS_PAIRS)}")
-    geo = _geo or _geometry(as_population(X))
-    ops = _ops or make_ops(backend, device, n_jobs)
-    idx = np.flatnonzero(is_minority)
     m = len(idx)
     if m < 2:
         raise SegregationInputError("at least 2 minority members are needed for ε")
@@ -565,14 +612,14 @@ def minority_eps(
     t = h - math.floor(h)
     needed = [k, min(k + 1, total - 1)]
     if eps_pairs == "distinct":
-        vals = _distinct_order_stats(ops, geo, idx, needed, seed)
+        vals, br = _distinct_order_stats(ops, geo, idx, needed, seed)
         a, b = vals[needed[0]], vals[needed[1]]
     else:
         # m self-distances (0) come first, then each distinct pair twice
         dranks = sorted({(r - m) // 2 for r in needed if r >= m})
-        vals = _distinct_order_stats(ops, geo, idx, dranks, seed) if dranks else {}
+        vals, br = _distinct_order_stats(ops, geo, idx, dranks, seed) if dranks else ({}, None)
         a, b = (0.0 if r < m else vals[(r - m) // 2] for r in needed)
-    return _lerp_like_numpy(a, b, t)
+    return _lerp_like_numpy(a, b, t), br
 
 
 # --------------------------------------------------------------------------------------
@@ -713,9 +760,14 @@ def segregation_indices(
 
     cen, prox, eps_v = math.nan, math.nan, math.nan if eps is None else float(eps)
     if "centralization" in want:
+        counts = None
         if eps is None:
-            eps_v = minority_eps(Xa, is_min, eps_quantile, eps_pairs, seed=seed, _ops=ops, _geo=geo)
-        n_min_in = 1 + _minority_within_counts(ops, geo, idx_min, eps_v)
+            eps_v, bracket = _eps(ops, geo, idx_min, eps_quantile, eps_pairs, seed)
+            if bracket is not None:
+                counts = _counts_from_bracket(geo, idx_min, bracket, eps_v)
+        if counts is None:
+            counts = _minority_within_counts(ops, geo, idx_min, eps_v)
+        n_min_in = 1 + counts
     n_maj_in, psum = None, math.nan
     if "centralization" in want or "avg_proximity" in want:
         n_maj_in, psum = _cross_pass(

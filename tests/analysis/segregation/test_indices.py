@@ -83,6 +83,12 @@ def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs):
         got = ind.minority_eps(X, is_min, q, eps_pairs, n_jobs=2)
         want = ref.eps(X, is_min, q, with_self=eps_pairs != "distinct")
         assert got == pytest.approx(want, abs=TOL)
+        # centralization then counts minority neighbours from the same bracket pass
+        r = segregation_indices(
+            X, g, eps_quantile=q, eps_pairs=eps_pairs, want=("centralization",), n_jobs=2
+        )
+        assert r.eps == got
+        assert r.centralization == pytest.approx(ref.centralization(X, is_min, want), abs=TOL)
 
 
 def test_given_eps_on_an_exact_tie_counts_the_boundary():
