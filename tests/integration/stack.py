@@ -116,7 +116,7 @@ def running(env: dict[str, str], log_dir: Path, web_workers: int = 2) -> Iterato
         procs.append(
             subprocess.Popen(
                 [str(VENV_BIN / "gunicorn"), "studyapp.wsgi", "--bind", f"127.0.0.1:{port}",
-                 "--workers", str(web_workers)],
+                 "--workers", str(web_workers), "--access-logfile", "-"],
                 cwd=ROOT, env=env, stdout=glog, stderr=subprocess.STDOUT, start_new_session=True,
             )
         )  # fmt: skip
@@ -125,9 +125,10 @@ def running(env: dict[str, str], log_dir: Path, web_workers: int = 2) -> Iterato
             _wait_for(lambda: " ready." in worker_log.read_text(), "celery worker", 90, procs)
             yield f"http://127.0.0.1:{port}"
         finally:
-            for p in procs:
+            # worker: warm shutdown (SIGTERM); gunicorn: quick shutdown (SIGINT)
+            for p, sig in zip(procs, (signal.SIGTERM, signal.SIGINT), strict=True):
                 if p.poll() is None:
-                    os.killpg(p.pid, signal.SIGTERM)
+                    os.killpg(p.pid, sig)
             for p in procs:
                 try:
                     p.wait(timeout=30)

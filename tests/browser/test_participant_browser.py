@@ -1,0 +1,152 @@
+"""A participant takes the study in headless Debian Chromium against gunicorn and a real
+Celery worker on the embedded default (SQLite + SQLite-backed broker): screening to
+completion code, with a reload in the middle, a double click on submit and the back button.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from recourse_engine import carloan_schema
+from tests.integration.stack import embedded_env, manage, prepare, running
+from tests.services import require_executable
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+
+
+@pytest.fixture
+def driver() -> Iterator[object]:
+    chromium = require_executable("chromium", "apt-get install chromium (scripts/setup dev)")
+    chromedriver = require_executable(
+        "chromedriver", "apt-get install chromium-driver (scripts/setup dev)"
+    )
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = chromium
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument("--window-size=412,915")  # a phone
+    d = webdriver.Chrome(service=Service(chromedriver), options=options)
+    d.implicitly_wait(0)
+    yield d
+    d.quit()
+
+
+def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001
+    from selenium.webdriver.common.action_chains import ActionChains
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(driver, 60)
+
+    def page() -> str:
+        return driver.find_element(By.NAME, "page").get_attribute("value")
+
+    def on_page(name: str) -> None:
+        wait.until(
+            ec.presence_of_element_located((By.CSS_SELECTOR, f'input[name="page"][value="{name}"]'))
+        )
+
+    def choose(name: str, value: str) -> None:
+        driver.find_element(By.CSS_SELECTOR, f'input[name="{name}"][value="{value}"]').click()
+
+    def submit() -> None:
+        driver.find_element(By.CSS_SELECTOR, "button.next").click()
+
+    def fill_evaluation(acceptance: str, action: str) -> None:
+        choose("acceptance", acceptance)
+        driver.find_element(By.NAME, "acceptance_why").send_keys("It makes sense to me.")
+        for radio in driver.find_elements(By.CSS_SELECTOR, 'input[name^="impossible_"]'):
+            if radio.get_attribute("value") == "no":
+                radio.click()
+        choose("action", action)
+        driver.find_element(By.NAME, "action_why").send_keys("I could try.")
+
+    env = embedded_env(tmp_path)
+    prepare(env, pool_size=1500)
+    with running(env, tmp_path) as url:
+        driver.get(f"{url}/s/carloan/?PROLIFIC_PID=browser-1")
+        on_page("screening")
+        driver.find_element(By.NAME, "age").send_keys("34")
+        for name, value in [("gender", "1"), ("occupation", "1"), ("income", "3"),
+                            ("car_purchase", "2"), ("loans", "8")]:  # fmt: skip
+            choose(name, value)
+        submit()
+        on_page("consent")
+        submit()  # without ticking the box: a clear message, still on consent
+        assert "Please tick the box to agree" in driver.page_source
+        driver.find_element(By.NAME, "agree").click()
+        submit()
+        on_page("scenario")
+        assert "two-year car loan" in driver.page_source
+        submit()
+        on_page("profile")
+        for item in carloan_schema().items:
+            choose(item.key, "1")
+        submit()
+        # waiting page: script polls and moves on by itself (no reload loop)
+        on_page("evaluation-1")
+        assert "&rarr;" in driver.page_source or "\u2192" in driver.page_source
+        fill_evaluation("5", "3")
+        submit()
+        on_page("evaluation-2")
+        choose("acceptance", "2")
+        driver.refresh()  # reload in the middle of a page
+        on_page("evaluation-2")
+        fill_evaluation("2", "2")
+        submit()
+        on_page("evaluation-3")
+        fill_evaluation("6", "6")
+        ActionChains(driver).double_click(
+            driver.find_element(By.CSS_SELECTOR, "button.next")
+        ).perform()
+        on_page("evaluation-4")
+        fill_evaluation("4", "4")
+        # a second submission of the same answers while the first is in flight (Chrome merges
+        # a fast double click into one request, so this makes the duplicate certain)
+        driver.execute_script(
+            "const f = document.querySelector('form.page-form');"
+            "fetch(location.href, {method: 'POST', body: new FormData(f),"
+            " credentials: 'same-origin', redirect: 'manual'});"
+        )
+        submit()
+        on_page("evaluation-5")
+        fill_evaluation("7", "1")
+        submit()
+        wait.until(ec.presence_of_element_located((By.ID, "completion-code")))
+        code = driver.find_element(By.ID, "completion-code").text
+        assert code
+        driver.back()  # the back button shows where the participant is, nothing else
+        time.sleep(0.5)
+        assert driver.find_element(By.ID, "completion-code").text == code
+        manage(env, "export_study", "carloan", "--out", str(tmp_path / "export"))
+    ev = pd.read_csv(tmp_path / "export" / "evaluations.csv")
+    pa = pd.read_csv(tmp_path / "export" / "participants.csv")
+    assert len(pa) == 1 and pa["outcome"].iloc[0] == "completed"
+    posts = [line for line in (tmp_path / "web.log").read_text().splitlines() if '"POST ' in line]
+    # screening, consent (refused + agreed), scenario, profile, 5 plans, the duplicate, and
+    # the double click's second request when Chrome sent one
+    assert len(posts) >= 11
+    assert len(ev) == 5 and ev["recourse"].is_unique  # the double click stored one evaluation
+    by_position = ev.set_index("position")
+    assert list(by_position.loc[[1, 2, 3, 4, 5], "acceptance"]) == [5, 2, 6, 4, 7]
+    assert list(by_position.loc[[1, 2, 3, 4, 5], "action"]) == [3, 2, 6, 4, 1]
