@@ -626,12 +626,8 @@ def _eps(
 # public indices
 # --------------------------------------------------------------------------------------
 def fit_units(X: np.ndarray, clusters: int = 30, seed: int = 0) -> Any:
-    """KMeans neighbourhoods fitted on the (original) population.
-
-    Fitted (and later applied, `unit_labels`) in float32: the neighbourhoods are a
-    partition chosen by the analyst, not a quantity to reproduce to the last bit, and
-    float32 halves KMeans' time on large populations.
-    """
+    """KMeans neighbourhoods fitted on the (original) population (sklearn's defaults,
+    one k-means++ initialisation seeded by `seed`)."""
     from sklearn.cluster import KMeans
 
     if clusters < 1:
@@ -642,12 +638,12 @@ def fit_units(X: np.ndarray, clusters: int = 30, seed: int = 0) -> Any:
             f"{clusters} clusters requested but the population has only {distinct} distinct "
             "profiles; lower --clusters"
         )
-    return KMeans(n_clusters=clusters, random_state=seed, n_init=1).fit(X.astype(np.float32))
+    return KMeans(n_clusters=clusters, random_state=seed, n_init=1).fit(X)
 
 
 def unit_labels(kmeans: Any, X: np.ndarray) -> np.ndarray:
     """Neighbourhood of each profile under a fitted KMeans (the original population's)."""
-    return kmeans.predict(np.asarray(X, dtype=np.float32))
+    return kmeans.predict(np.asarray(X, dtype=np.float64))
 
 
 def atkinson(is_minority: np.ndarray, units: Any, b: float = 0.5) -> float:

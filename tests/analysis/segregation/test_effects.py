@@ -87,13 +87,13 @@ def test_effects_cli_matches_hand_built_populations(export_dir, tmp_path):
     X0, _, is_min = _populations(export_dir, "sparsest")
     eps = ref.eps(X0, is_min)
     assert got["eps"] == pytest.approx(eps, abs=1e-9)
-    km = KMeans(n_clusters=5, random_state=0, n_init=1).fit(X0.astype(np.float32))
-    before = _slow_indices(X0, is_min, eps, km.predict(X0.astype(np.float32)))
+    km = KMeans(n_clusters=5, random_state=0, n_init=1).fit(X0)
+    before = _slow_indices(X0, is_min, eps, km.predict(X0))
     for k, v in before.items():
         assert got["before"][k] == pytest.approx(v, abs=1e-9)
     for s in ("sparsest", "proximate", "random"):
         _, X1, _ = _populations(export_dir, s)
-        after = _slow_indices(X1, is_min, eps, km.predict(X1.astype(np.float32)))
+        after = _slow_indices(X1, is_min, eps, km.predict(X1))
         st = got["strategies"][s]
         worse = []
         for k, v in after.items():

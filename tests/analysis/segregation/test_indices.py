@@ -135,7 +135,7 @@ def test_relabelling_groups_and_permuting_rows_change_nothing():
     swapped = segregation_indices(X, relabelled, clusters=6)
     assert swapped.minority == 1
     perm = np.random.default_rng(0).permutation(len(X))
-    units = base.kmeans.predict(X.astype(np.float32))
+    units = base.kmeans.predict(X)
     a = segregation_indices(X, g, units=units)
     b = segregation_indices(X[perm], g[perm], units=units[perm])
     for r in (swapped, b):
@@ -161,8 +161,8 @@ def test_atkinson_extremes_and_kmeans_units():
     assert atkinson(is_min, is_min.astype(int)) == pytest.approx(1.0, abs=1e-15)
     X, g = _population(15, 200, 4, "normal")
     r = segregation_indices(X, g, clusters=30, seed=3, want=("atkinson",))
-    km = KMeans(n_clusters=30, random_state=3, n_init=1).fit(X.astype(np.float32))
-    units = km.predict(X.astype(np.float32))
+    km = KMeans(n_clusters=30, random_state=3, n_init=1).fit(X)
+    units = km.predict(X)
     assert r.atkinson == pytest.approx(ref.atkinson(ref.minority_mask(g), units), abs=TOL)
 
 
@@ -178,7 +178,7 @@ def test_after_recourse_reuses_eps_and_neighbourhoods():
     assert after.centralization == pytest.approx(
         ref.centralization(X2, is_min, before.eps), abs=TOL
     )
-    units = before.kmeans.predict(X2.astype(np.float32))
+    units = before.kmeans.predict(X2)
     assert after.atkinson == pytest.approx(ref.atkinson(is_min, units), abs=TOL)
 
 
