@@ -86,7 +86,13 @@ def _check_distinct(x: np.ndarray, k: int, name: str) -> np.ndarray:
 def _truncated_radial(knots: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """k leading (by |eigenvalue|) eigenpairs of E and the null basis of T'U_k."""
     e = np.abs(knots[:, None] - knots[None, :]) ** 3 / 12.0
-    values, vectors = np.linalg.eigh(e)
+    if knots.size > 4 * k + 40:
+        # only the k leading eigenpairs are needed: Lanczos, as mgcv does
+        from scipy.sparse.linalg import eigsh
+
+        values, vectors = eigsh(e, k=k, which="LM", v0=np.ones(knots.size), tol=1e-12)
+    else:
+        values, vectors = np.linalg.eigh(e)
     order = np.argsort(-np.abs(values), kind="stable")[:k]
     d_k, u_k = values[order], vectors[:, order]
     t = np.column_stack([np.ones_like(knots), knots])

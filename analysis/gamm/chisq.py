@@ -39,14 +39,22 @@ def mixture_sf(x: float, weights: np.ndarray, dfs: np.ndarray | None = None) -> 
     upper = 1e-3
     while log_rho(np.array([upper]))[0] + np.log(upper) < 33.0 and upper < 1e12:
         upper *= 1.5
-    # body: composite Gauss-Legendre, panels short enough for the fastest oscillation
+    # body: composite Gauss-Legendre with panels placed by the measured phase of the integrand
+    # (at most ~pi/2 of phase per 20-node panel), plus an even grid for the envelope
     body_end = min(upper, 400.0)
-    omega = float(np.sum(h * np.abs(a))) / 2.0 + abs(x) / 2.0
-    n_lin = int(min(20000, max(80, np.ceil(min(body_end, 1.0) * omega / np.pi) + 1)))
-    edges = np.linspace(0.0, min(body_end, 1.0), n_lin + 1)
-    if body_end > 1.0:
-        n_geo = int(min(20000, max(120, np.ceil(body_end * omega / np.pi) + 1)))
-        edges = np.concatenate([edges, np.linspace(1.0, body_end, n_geo + 1)[1:]])
+    pre = np.linspace(0.0, body_end, 4001)
+    phase = phi(pre) - x * pre / 2.0
+    cum = np.concatenate([[0.0], np.cumsum(np.abs(np.diff(phase)))])
+    n_panels = int(min(20000, max(100, np.ceil(cum[-1] / (np.pi / 2.0)))))
+    edges = np.unique(
+        np.concatenate(
+            [
+                np.interp(np.linspace(0.0, cum[-1], n_panels + 1), cum, pre),
+                np.linspace(0.0, body_end, 101),
+                np.geomspace(min(1e-3, body_end), body_end, 41),
+            ]
+        )
+    )
     lo, hi = edges[:-1], edges[1:]
     mid, half = (lo + hi) / 2.0, (hi - lo) / 2.0
     u = (mid[:, None] + half[:, None] * _GL_NODES[None, :]).ravel()

@@ -247,7 +247,8 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
     r_sq = 1.0 - float(np.var(resid, ddof=1)) * (n - 1) / (float(np.var(y, ddof=1)) * res_df)
     beta = np.concatenate([state.beta_f, state.beta_r.ravel()])
     xtx = inf.full_crossprod(design, cp)
-    hinv = inf.dense_inverse(design, state.fac)
+    blocked = all(t.random_index is not None for t in design.terms if t.kind == "random")
+    hinv = None if blocked else inf.dense_inverse(design, state.fac)
     parametric = {}
     se0 = float(np.sqrt(state.scale * state.fac.p[0, 0]))
     t0v = float(state.beta_f[0] / se0)
@@ -268,6 +269,10 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
                 min(t.n_coef, edfs[t.label][1]),
                 res_df,
             )
+        elif t.kind == "random" and blocked:
+            res = inf.random_effect_test_blocked(
+                design, t, cp, state.fac, lam, state.beta_r, state.scale, res_df
+            )
         elif t.kind == "random":
             res = inf.random_effect_test(design, t, xtx, hinv, lam, beta, state.scale, res_df)
         else:
@@ -279,7 +284,7 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
         else np.zeros((beta.size, 0))
     )
     e2, exact = inf.edf2_total(
-        design, xtx, hinv, lam, full_hessian(state, design), dbeta, state.scale
+        design, xtx, sum_edf, lam, full_hessian(state, design), dbeta, state.scale
     )
     aic, loglik, df_aic = inf.mgcv_aic(n, rss, sum_edf, sum_edf1, e2, design.p)
     reml_value = state.value + _logdet_s_constant(design)

@@ -16,7 +16,11 @@ from analysis.gamm.chisq import f_ratio_mixture_sf
 from analysis.gamm.design import Design, TermInfo
 from analysis.gamm.linalg import CrossProducts, Factorization
 
-DENSE_AIC_MAX_P = 1600  # above this the Cholesky-derivative AIC term is skipped (see aic_terms)
+DENSE_AIC_MAX_P = 1600
+# random-effect tests with more levels than this first try a cheap Chernoff bound on p; when it
+# is below RE_BOUND_CUTOFF that bound is reported instead of the exact (cubic-cost) p-value
+EXACT_RE_EIGEN_MAX_Q = 1000
+RE_BOUND_CUTOFF = 1e-10  # above this the Cholesky-derivative AIC term is skipped (see aic_terms)
 
 
 @dataclass
@@ -265,7 +269,7 @@ def random_effect_test(
 def edf2_total(
     design: Design,
     xtx: sparse.csr_matrix,
-    hinv: np.ndarray,
+    sum_edf: float,
     lam: np.ndarray,
     hess_full: np.ndarray,
     dbeta: np.ndarray,
@@ -285,41 +289,39 @@ def edf2_total(
     inv_vals[pos] = 1.0 / vals[pos]
     v_rho = (vecs * inv_vals) @ vecs.T
     v_rho = v_rho[:m, :m]
-    xtx_d = None
-    # tr(Vp X'X)/phi = tr(H^{-1} X'X)
-    edf = float(np.sum(hinv * xtx.toarray())) if hinv.shape[0] <= 6000 else np.nan
+    # tr(Vp X'X)/phi = tr(H^{-1} X'X) = sum(edf)
     xj = xtx @ dbeta
     c1 = float(np.sum(v_rho * (dbeta.T @ xj))) / scale
-    total = edf + c1
+    total = sum_edf + c1
     did_c2 = False
-    p = hinv.shape[0]
+    p = xtx.shape[0]
     if p <= DENSE_AIC_MAX_P and m > 0:
         order = mgcv_order(design)
         xtx_d = xtx.toarray()[np.ix_(order, order)]
         h = xtx_d.copy()
         inv_order = np.empty_like(order)
         inv_order[order] = np.arange(order.size)
-        dh = []
+        blocks = []
         for t in design.terms:
             if t.lambda_index is None:
                 continue
             idx = inv_order[term_index(design, t)]
             s = t.penalty if t.penalty is not None else np.eye(idx.size)
             h[np.ix_(idx, idx)] += lam[t.lambda_index] * s
-            blk = np.zeros_like(h)
-            blk[np.ix_(idx, idx)] = lam[t.lambda_index] * s
-            dh.append(blk)
+            blocks.append((idx, lam[t.lambda_index] * s))
         r = sla.cholesky(h, lower=False)
         rinv = sla.solve_triangular(r, np.eye(p), lower=False)
         vr_vals = np.where(pos, vals, 0.0)
         vr = (vecs / (vr_vals + 0.1)) @ vecs.T
         vr = vr[:m, :m]
         d_list = []
-        for dhi in dh:
-            a = rinv.T @ dhi @ rinv
+        for idx, s in blocks:
+            rows = rinv[idx, :]  # dH_i = e_idx s e_idx': R^{-T} dH_i R^{-1} = rows' s rows
+            a = rows.T @ (s @ rows)
             phi_a = np.triu(a)
             phi_a[np.diag_indices(p)] *= 0.5
-            d_list.append(-rinv @ phi_a)
+            # d(R^{-1})/d rho_i = -R^{-1} Phi(R^{-T} dH_i R^{-1}), both factors upper triangular
+            d_list.append(-sla.blas.dtrmm(1.0, rinv, phi_a))
         xd = [xtx_d @ di for di in d_list]
         c2 = 0.0
         for i in range(m):
@@ -339,3 +341,144 @@ def mgcv_aic(
     e2 = edf2_sum if edf2_sum <= edf1_total else edf1_total
     df = min(e2 + 1.0, n_coef + 1.0)
     return float(-2.0 * loglik + 2.0 * df), float(loglik), float(df)
+
+
+def random_effect_test_blocked(
+    design: Design,
+    term: TermInfo,
+    cp: CrossProducts,
+    fac: Factorization,
+    lam: np.ndarray,
+    beta_r: np.ndarray,
+    scale: float,
+    res_df: float,
+) -> TestResult:
+    """``random_effect_test`` when every random term shares the blocked factor.
+
+    K_mm is then diagonal and every other block low rank, so K~ = R_m'R_m and
+    V = [H^{-1} X'(I + Z_O Lambda_O^{-1} Z_O')X H^{-1}]_mm are formed in O(q^2 p_f) from the
+    block factorization; only the q x q generalized eigenproblem K~ V x = ev x is cubic.
+    """
+    m = term.random_index
+    others = [t for t in design.terms if t.random_index is not None and t is not term]
+    lam_m = lam[term.lambda_index]
+    d = cp.d
+    k_mm = d[:, m, m] + lam_m
+    k_rm = cp.b[:, m, :].T.copy()
+    k_rr = cp.a + _smooth_penalty(design, lam)
+    for o in others:
+        lo, oi = lam[o.lambda_index], o.random_index
+        k_mm += d[:, m, oi] ** 2 / lo
+        k_rm += cp.b[:, oi, :].T * (d[:, oi, m] / lo)[None, :]
+        k_rr += cp.b[:, oi, :].T @ cp.b[:, oi, :] / lo
+    # K~ = diag(k_mm) - U U', U = K_rm' L^{-T} with L L' = K_rr
+    low = np.linalg.cholesky((k_rr + k_rr.T) / 2.0)
+    u = sla.solve_triangular(low, k_rm, lower=True).T  # q x p_f
+    b_m = beta_r[:, m]
+    stat = float((k_mm @ b_m**2 - np.sum((u.T @ b_m) ** 2)) / scale)
+    a = fac.dinv[:, m, m]
+    w_m = fac.w[:, m, :]
+    y = w_m @ fac.p
+    ay = a[:, None] * y
+    c0 = lam_m * (w_m.T @ w_m) + _smooth_penalty(design, lam)
+    diag_v = a - lam_m * a**2
+    # V = diag_v + Lv Cv Lv' with Lv = [Y, W_m, a*Y]
+    pf = y.shape[1]
+    zero, eye = np.zeros((pf, pf)), np.eye(pf)
+    lv = np.hstack([y, w_m, ay])
+    cv = np.block([[-c0, eye / 2, zero], [eye / 2, zero, -lam_m * eye], [zero, -lam_m * eye, zero]])
+    if design.n_groups > EXACT_RE_EIGEN_MAX_Q:
+        bound = _chernoff_bound(k_mm, u, diag_v, lv, cv, stat, res_df)
+        if bound < RE_BOUND_CUTOFF:
+            v = _dense_low_rank(diag_v, lv, cv)
+            rank = _numerical_rank(v)
+            return TestResult(stat / rank, float(rank), bound)
+    # K~^{-1} by Woodbury, for the generalized eigenproblem V x = ev K~^{-1} x
+    dinv_k = 1.0 / k_mm
+    ud = u * dinv_k[:, None]
+    core = np.eye(u.shape[1]) - u.T @ ud
+    k_inv = ud @ np.linalg.solve(core, ud.T)
+    k_inv[np.diag_indices_from(k_inv)] += dinv_k
+    v = _dense_low_rank(diag_v, lv, cv)
+    ev = sla.eigh(v, (k_inv + k_inv.T) / 2.0, eigvals_only=True, driver="gvx")
+    ev[ev < 0] = 0.0
+    rank = int(np.sum(ev > ev.max() * np.finfo(float).eps ** 0.8))
+    pval = f_ratio_mixture_sf(stat, ev[ev > 0], res_df)
+    return TestResult(stat / rank, float(rank), pval)
+
+
+def _dense_low_rank(diag: np.ndarray, lv: np.ndarray, cv: np.ndarray) -> np.ndarray:
+    v = lv @ cv @ lv.T
+    v = (v + v.T) / 2.0
+    v[np.diag_indices_from(v)] += diag
+    return v
+
+
+def _numerical_rank(v: np.ndarray) -> int:
+    """Rank by pivoted Cholesky (LAPACK dpstrf); a cheap stand-in for counting eigenvalues."""
+    scale = float(np.max(np.diag(v)))
+    # confounded directions sit near 1e-13 relative, genuine ones far above: 1e-8 splits them
+    _, _, rank, _ = sla.lapack.dpstrf(v / scale, tol=1e-8)
+    return int(rank)
+
+
+def _chernoff_bound(
+    k_mm: np.ndarray,
+    u: np.ndarray,
+    diag_v: np.ndarray,
+    lv: np.ndarray,
+    cv: np.ndarray,
+    stat: float,
+    res_df: float,
+) -> float:
+    """Upper bound on P(sum ev_i chi^2_1 > stat chi^2_k / k), ev the eigenvalues of K~ V.
+
+    K~ V = D + A B' (D diagonal, rank-40 update), so log det(I - 2t K~ V) costs O(q s^2) and the
+    Chernoff bound min_t E exp(t Q) needs no eigen-decomposition. Used to skip the cubic
+    eigenproblem when the p-value is negligible anyway.
+    """
+    from scipy.optimize import minimize_scalar
+
+    d = k_mm * diag_v
+    kl = k_mm[:, None] * lv - u @ (u.T @ lv)
+    a_mat = np.hstack([kl @ cv, -u])
+    b_mat = np.hstack([lv, diag_v[:, None] * u])
+
+    def matvec(x: np.ndarray) -> np.ndarray:
+        return d * x + a_mat @ (b_mat.T @ x)
+
+    x = np.ones(d.size) / np.sqrt(d.size)
+    ev_max = 0.0
+    for _ in range(200):
+        y = matvec(x)
+        new = float(np.linalg.norm(y))
+        x = y / new
+        if abs(new - ev_max) < 1e-10 * new:
+            break
+        ev_max = new
+    ev_max = max(ev_max, new) * 1.001
+    k = max(1, int(round(res_df)))
+    c = stat / k
+
+    def log_bound(t: float) -> float:
+        lin = 1.0 - 2.0 * t * d
+        if np.any(lin <= 0):
+            return np.inf
+        small = np.eye(a_mat.shape[1]) - 2.0 * t * (b_mat.T @ (a_mat / lin[:, None]))
+        sign, logdet_small = np.linalg.slogdet(small)
+        if sign <= 0:
+            return np.inf
+        logdet = float(np.sum(np.log(lin))) + logdet_small
+        return -0.5 * logdet - 0.5 * k * np.log1p(2.0 * t * c)
+
+    res = minimize_scalar(log_bound, bounds=(0.0, 0.5 / ev_max), method="bounded")
+    return float(min(1.0, np.exp(min(res.fun, 0.0))))
+
+
+def _smooth_penalty(design: Design, lam: np.ndarray) -> np.ndarray:
+    """S_lambda over the fixed block (smooths only; the blocked path has no dense re terms)."""
+    s = np.zeros((design.p_fixed, design.p_fixed))
+    for t in design.terms:
+        if t.fixed_slice is not None and t.penalty is not None:
+            s[t.fixed_slice, t.fixed_slice] += lam[t.lambda_index] * t.penalty
+    return s

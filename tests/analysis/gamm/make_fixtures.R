@@ -1,5 +1,5 @@
 ## Regenerates the mgcv reference fixtures used by tests/analysis/gamm.
-## Usage: Rscript make_fixtures.R OUTDIR [--only NAME]
+## Usage: Rscript make_fixtures.R OUTDIR [--only NAME] [--data-only]
 ## Simulates studies of the seed study's shape (5 rated recourses per participant, a few
 ## evaluations dropped as "impossible"), writes each study as CSV, fits mgcv's
 ##   gam(y ~ s(x, bs=BASIS, k=10) + s(participant, bs="re") + s(participant, x, bs="re"),
@@ -10,6 +10,7 @@ suppressPackageStartupMessages(library(mgcv))
 args <- commandArgs(trailingOnly = TRUE)
 outdir <- if (length(args) >= 1) args[1] else "."
 only <- if (length(args) >= 3 && args[2] == "--only") args[3] else NULL
+data_only <- "--data-only" %in% args
 
 ## ---- simulation -------------------------------------------------------------------------
 simulate_study <- function(n_participants, n_drop, effect, seed) {
@@ -35,8 +36,11 @@ simulate_study <- function(n_participants, n_drop, effect, seed) {
   f_pr <- switch(effect, null = 0 * proximity, steep = -1.6 * pmin(proximity, 1.5))
   rate <- function(latent) as.integer(pmin(7, pmax(1, round(latent))))
   acceptance <- rate(3.4 + 0.6 * b0 + b1_sp * sparsity + rnorm(n, 0, 1.3))
-  action <- rate(3.6 + b0 + f_sp + b1_sp * sparsity + 0.5 * (f_pr + b1_pr * proximity)
-                 + rnorm(n, 0, 1.2))
+  ## the steep study has clear participant slopes, as the seed's action models did
+  slope <- if (effect == "steep") 2.5 else 1
+  base <- if (effect == "steep") 4.4 else 3.6
+  action <- rate(base + b0 + f_sp + slope * b1_sp * sparsity
+                 + 0.5 * (f_pr + slope * b1_pr * proximity) + rnorm(n, 0, 1.2))
   d <- data.frame(participant, position, sparsity, proximity, acceptance, action)
   if (n_drop > 0) d <- d[-sample(seq_len(n), n_drop), ]
   rownames(d) <- NULL
@@ -114,6 +118,7 @@ for (name in names(studies)) {
   st <- studies[[name]]
   d <- simulate_study(st$n, st$drop, st$effect, st$seed)
   write.csv(d, file.path(outdir, sprintf("study_%s.csv", name)), row.names = FALSE)
+  if (data_only) next
   for (m in st$models) {
     res <- fit_and_summarise(d, m[1], m[2], m[3])
     res$study <- name
