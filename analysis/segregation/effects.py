@@ -11,7 +11,9 @@ schema's normalised scale, grouped by a screening answer (e.g. gender).
   Indices after recourse reuse the original population's ε and KMeans
   neighbourhoods. Uncertainty: a participant bootstrap (resampling participants
   with replacement, ε and neighbourhoods held fixed) gives a 95% percentile
-  interval of each after − before difference.
+  interval of each after − before difference. The bootstrap mean is reported
+  beside it: indices computed on few people per neighbourhood (Atkinson) are
+  biased in resamples, and a percentile interval then need not cover the estimate.
 * Partial compliance: each participant implements the recourse with probability
   p = (action − 1)/6 from their own action rating (1 → never, 7 → surely), or from
   the fitted GAMM's predicted action rating mapped the same way (clipped to
@@ -248,7 +250,8 @@ def compute_effects(
         for i in INDICES:
             v = np.array(boot_d[i])
             ci = [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if len(v) else None
-            difference[i] = {"estimate": diff[i], "ci95": ci}
+            boot_mean = float(v.mean()) if len(v) else None
+            difference[i] = {"estimate": diff[i], "ci95": ci, "bootstrap_mean": boot_mean}
             if ci is not None and ((ci[0] > 0) if WORSE_IF_HIGHER[i] else (ci[1] < 0)):
                 sig_worse.append(i)
         p = probability[s]

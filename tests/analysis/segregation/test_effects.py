@@ -116,7 +116,7 @@ def test_identity_recourse_changes_nothing(export_dir):
     eff = compute_effects(pop, clusters=5, bootstrap=15, draws=5, curve_draws=3)
     st = eff["strategies"]["identity"]
     for k in ("centralization", "atkinson", "avg_proximity"):
-        assert st["difference"][k] == {"estimate": 0.0, "ci95": [0.0, 0.0]}
+        assert st["difference"][k] == {"estimate": 0.0, "ci95": [0.0, 0.0], "bootstrap_mean": 0.0}
         assert st["partial"][k]["mean"] == pytest.approx(eff["before"][k], abs=1e-15)
         assert st["curve"][k] == pytest.approx([eff["before"][k]] * 5, abs=1e-15)
     assert st["n_worse"] == 0
