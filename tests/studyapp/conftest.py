@@ -16,6 +16,7 @@ from studyapp.models import Participant, Study
 
 # Unit tests never reach a real broker: a task that is not run eagerly stays in memory.
 celery_app.conf.broker_url = "memory://"
+celery_app.conf.broker_transport = None
 
 SCHEMA = carloan_schema()
 DESIGN = "sparsest:1,proximate:1,random:3"
