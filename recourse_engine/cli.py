@@ -166,6 +166,29 @@ def cmd_train_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_experiment(args: argparse.Namespace) -> int:
+    """The seed paper's segregation experiment; every argument is checked before any run."""
+    from .datasets import DATASETS
+    from .experiment import parse_methods, run_experiment
+
+    if args.dataset not in DATASETS:
+        raise CliError(f"unknown dataset {args.dataset!r}; known: {', '.join(DATASETS)}")
+    methods = parse_methods(args.methods)
+    out = Path(args.out)
+    if out.exists() and not out.is_dir():
+        raise CliError(f"{out}: exists and is not a folder")
+    if not out.parent.exists():
+        raise CliError(f"{out.parent}: output folder's parent does not exist")
+    out.mkdir(exist_ok=True)
+    run_experiment(args.dataset, methods, args.runs, out, seed=args.seed, progress=not args.quiet)
+    print(
+        f"{args.runs} runs of {', '.join(methods)} on {args.dataset}: "
+        f"{out / 'results.csv'}, {out / 'results.md'}, {out / 'figure.png'}",
+        file=sys.stderr,
+    )
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m recourse_engine", description=__doc__.split("\n")[0]
@@ -200,6 +223,17 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--seed", type=_seed, default=0)
     t.add_argument("--out", required=True, help="model file (.joblib, or .pt for torch)")
     t.set_defaults(func=cmd_train_model)
+
+    e = sub.add_parser("experiment", help="segregation before/after recourse, per method")
+    e.add_argument("--dataset", default="synthetic")
+    e.add_argument("--methods", default="ebr,ibr,wachter,gs,cchvae,cruds")
+    e.add_argument("--runs", type=_positive, default=5)
+    e.add_argument("--seed", type=_seed, default=0, help="run r uses seed + r")
+    e.add_argument("--epochs", type=_positive, help="training epochs of cchvae, ibr, cruds")
+    e.add_argument("--batch", type=_positive, help="minibatch size of cchvae, ibr, cruds")
+    e.add_argument("--out", required=True, help="output folder (created if missing)")
+    e.add_argument("--quiet", action="store_true", help="no progress bars")
+    e.set_defaults(func=cmd_experiment)
     return parser
 
 

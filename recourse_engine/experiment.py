@@ -1,0 +1,267 @@
+"""The seed paper's experiment: segregation before and after everyone rejected implements
+their recourse, with the usual recourse metrics, over several seeded runs.
+
+One run (seed s): draw / subsample the dataset with s, train the decision model on it
+(logistic regression for the synthetic data, as in the paper), take the rows it rejects as
+factuals, run every method, replace each factual that received a valid counterfactual by
+it, and compute on the population's normalised features (the sensitive item left out):
+
+* centralization, Atkinson, average proximity (`analysis.segregation`), the post-recourse
+  population with the original's minority, epsilon and K-means neighbourhoods;
+* cost (mean L2 of the valid recourses), cost_gap (between groups), ynn (k = 5, neighbours
+  from the dataset), invalidation (share of factuals without a valid recourse),
+  success_gap, worse_indices (how many of the three indices got worse than Origin);
+* fit_seconds and cf_per_second (wall time on this machine).
+
+`results.csv` holds method, metric, mean, sd (sd over runs, ddof = 1).
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .datasets import Dataset, load_dataset
+from .decision import SklearnModel
+from .encoding import normalise
+from .methods import METHODS, MethodError, get_method
+from .metrics import cost_gap, found_mask, recourse_cost, success_rates, ynn
+
+INDICES = ("centralization", "atkinson", "avg_proximity")
+METRICS = (
+    *INDICES,
+    "cost",
+    "cost_gap",
+    "ynn",
+    "invalidation",
+    "success_gap",
+    "worse_indices",
+    "fit_seconds",
+    "cf_per_second",
+)
+#: larger is more segregated for these; avg_proximity is the other way round
+MORE_IS_WORSE = {"centralization": True, "atkinson": True, "avg_proximity": False}
+
+
+def parse_methods(text: str) -> list[str]:
+    names = [m.strip() for m in text.split(",")]
+    if not names or any(not m for m in names):
+        raise MethodError(f"--methods {text!r}: give method names separated by commas")
+    unknown = [m for m in names if m not in METHODS]
+    if unknown:
+        raise MethodError(f"unknown method {unknown[0]!r}; known: {', '.join(METHODS)}")
+    if len(set(names)) != len(names):
+        raise MethodError(f"--methods {text!r}: a method is named twice")
+    return names
+
+
+def train_decision_model(data: Dataset, seed: int) -> SklearnModel:
+    """Logistic regression on the synthetic data, an MLP on real data (the paper's choice)."""
+    from sklearn.linear_model import LogisticRegression
+    from sklearn.neural_network import MLPClassifier
+
+    x = normalise(data.schema, data.codes)
+    if data.name == "synthetic":
+        est: Any = LogisticRegression(max_iter=2000)
+    else:
+        est = MLPClassifier(hidden_layer_sizes=(32, 16), max_iter=300, random_state=seed)
+    est.fit(x, data.y)
+    return SklearnModel(est, data.schema, name=type(est).__name__)
+
+
+def population_features(data: Dataset, codes: np.ndarray) -> np.ndarray:
+    """Normalised features without the sensitive item's columns: where people live."""
+    z = normalise(data.schema, codes)
+    from .methods import Layout
+
+    sens = Layout.of(data.schema).columns_of([data.sensitive])
+    return np.delete(z, sens, axis=1)
+
+
+def _indices(x: np.ndarray, group: np.ndarray, origin: Any | None, seed: int) -> Any:
+    from analysis.segregation.indices import segregation_indices
+
+    if origin is None:
+        return segregation_indices(x, group, seed=seed)
+    return segregation_indices(
+        x, group, minority=origin.minority, eps=origin.eps, kmeans=origin.kmeans, seed=seed
+    )
+
+
+def run_once(
+    data: Dataset,
+    methods: Sequence[str],
+    seed: int,
+    *,
+    progress: bool = False,
+    params: dict[str, dict[str, Any]] | None = None,
+) -> tuple[list[dict[str, Any]], dict[str, Any]]:
+    """One run: metric rows (method, metric, value) and the counterfactuals per method."""
+    model = train_decision_model(data, seed)
+    rejected = ~np.asarray(model.approves(data.codes), dtype=bool)
+    factuals = data.codes[rejected]
+    groups = data.group
+    origin = _indices(population_features(data, data.codes), groups, None, seed)
+    rows: list[dict[str, Any]] = [
+        {"method": "origin", "metric": k, "value": float(getattr(origin, k))} for k in INDICES
+    ]
+    pool = data.as_pool()
+    outputs: dict[str, Any] = {"model": model, "rejected": rejected}
+    for name in methods:
+        method = get_method(name, seed=seed, **(params or {}).get(name, {}))
+        method.progress = progress
+        method.fit(data, model)
+        res = method.get_counterfactuals(factuals)
+        outputs[name] = res
+        after = data.codes.copy()
+        moved = np.flatnonzero(rejected)[res.valid]
+        after[moved] = res.counterfactuals[res.valid]
+        post = _indices(population_features(data, after), groups, origin, seed)
+        vals: dict[str, float] = {k: float(getattr(post, k)) for k in INDICES}
+        costs = recourse_cost(data.schema, factuals, res.counterfactuals, "l2")
+        g = groups[rejected]
+        vals["cost"] = float(np.nanmean(costs)) if res.valid.any() else math.nan
+        vals["cost_gap"] = cost_gap(costs, g)[1]
+        vals["ynn"] = ynn(data.schema, res.counterfactuals, pool, model, k=5)
+        vals["invalidation"] = invalidation(res.counterfactuals, model)
+        vals["success_gap"] = success_rates(res.valid, g)[1]
+        vals["worse_indices"] = float(
+            sum(
+                (vals[k] > getattr(origin, k)) if worse else (vals[k] < getattr(origin, k))
+                for k, worse in MORE_IS_WORSE.items()
+            )
+        )
+        vals["fit_seconds"] = method.fit_seconds
+        vals["cf_per_second"] = len(factuals) / res.seconds if res.seconds > 0 else math.nan
+        rows += [{"method": name, "metric": k, "value": v} for k, v in vals.items()]
+    return rows, outputs
+
+
+def invalidation(counterfactuals: np.ndarray, model: Any) -> float:
+    """Share of factuals without a counterfactual the model approves (none found counts):
+    `metrics.invalidation_rate` in one model call, for a model that ignores the factual."""
+    found = found_mask(counterfactuals)
+    ok = np.zeros(len(counterfactuals), dtype=bool)
+    if found.any():
+        ok[found] = np.asarray(model.approves(counterfactuals[found]), dtype=bool)
+    return float(1.0 - ok.mean()) if len(ok) else math.nan
+
+
+def summarise(rows: list[dict[str, Any]]) -> pd.DataFrame:
+    """method, metric, mean, sd over runs, methods and metrics in their given order."""
+    frame = pd.DataFrame(rows)
+    order_m = list(dict.fromkeys(frame["method"]))
+    grouped = frame.groupby(["method", "metric"], sort=False)["value"]
+    out = grouped.agg(
+        mean="mean", sd=lambda v: float(np.std(v, ddof=1)) if len(v) > 1 else math.nan
+    )
+    out = out.reset_index()
+    out["method"] = pd.Categorical(out["method"], order_m, ordered=True)
+    out["metric"] = pd.Categorical(out["metric"], list(METRICS), ordered=True)
+    return (
+        out.sort_values(["method", "metric"])
+        .reset_index(drop=True)
+        .astype({"method": str, "metric": str})
+    )
+
+
+def table(summary: pd.DataFrame) -> str:
+    """The paper's table: a row per metric, a column per method, mean ± sd."""
+    methods = list(dict.fromkeys(summary["method"]))
+    lines = ["| metric | " + " | ".join(methods) + " |", "|---" * (len(methods) + 1) + "|"]
+    for metric in METRICS:
+        cells = []
+        for m in methods:
+            row = summary[(summary["method"] == m) & (summary["metric"] == metric)]
+            if row.empty:
+                cells.append("–")
+                continue
+            mean, sd = float(row["mean"].iloc[0]), float(row["sd"].iloc[0])
+            cells.append(f"{mean:.4f}" + ("" if math.isnan(sd) else f" ± {sd:.4f}"))
+        if any(c != "–" for c in cells):
+            lines.append(f"| {metric} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def scatter(data: Dataset, outputs: dict[str, Any], methods: Sequence[str], path: Path) -> None:
+    """The paper's Figure 2: the population by group and outcome, and each method's
+    counterfactuals by group (first two non-sensitive features)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = population_features(data, data.codes)
+    n = len(methods) + 1
+    cols = min(n, 4)
+    fig, axes = plt.subplots(
+        math.ceil(n / cols), cols, figsize=(4 * cols, 4 * math.ceil(n / cols)), squeeze=False
+    )
+    a, b = data.group_labels
+    rejected = outputs["rejected"]
+    for i, ax in enumerate(axes.ravel()):
+        if i >= n:
+            ax.axis("off")
+            continue
+        for g, lab in ((1, b), (0, a)):
+            for y, mark in ((1, "accepted"), (0, "default")):
+                sel = (data.group == g) & (data.y == y)
+                ax.scatter(x[sel, 0], x[sel, 1], s=6, alpha=0.35, label=f"{lab} {mark}")
+        if i == 0:
+            ax.set_title("origin")
+            ax.legend(fontsize=6)
+            continue
+        name = methods[i - 1]
+        res = outputs[name]
+        cf = population_features(data, np.nan_to_num(res.counterfactuals))
+        g = data.group[rejected]
+        for grp, lab, colour in ((1, b, "green"), (0, a, "red")):
+            sel = res.valid & (g == grp)
+            ax.scatter(cf[sel, 0], cf[sel, 1], s=8, c=colour, label=f"{lab} recourse")
+        ax.set_title(name)
+        ax.legend(fontsize=6)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
+def run_experiment(
+    dataset: str,
+    methods: Sequence[str],
+    runs: int,
+    out_dir: Path,
+    *,
+    seed: int = 0,
+    progress: bool = True,
+    params: dict[str, dict[str, Any]] | None = None,
+) -> pd.DataFrame:
+    """All runs; writes results.csv, results.md and figure.png into out_dir (which exists)."""
+    rows: list[dict[str, Any]] = []
+    first: tuple[Dataset, dict[str, Any]] | None = None
+    run_iter: Any = range(runs)
+    if progress:
+        from tqdm import tqdm
+
+        run_iter = tqdm(run_iter, desc=f"{dataset} runs", unit="run", file=sys.stderr)
+    t0 = time.perf_counter()
+    for r in run_iter:
+        data = load_dataset(dataset, seed=seed + r)
+        got, outputs = run_once(data, methods, seed + r, progress=progress, params=params)
+        rows += got
+        if first is None:
+            first = (data, outputs)
+    summary = summarise(rows)
+    summary.to_csv(out_dir / "results.csv", index=False)
+    (out_dir / "results.md").write_text(
+        f"{dataset}, {runs} runs, {time.perf_counter() - t0:.1f} s\n\n" + table(summary)
+    )
+    if first is not None:
+        scatter(first[0], first[1], methods, out_dir / "figure.png")
+    return summary
