@@ -47,6 +47,7 @@ _SMALL_SQ = 1e-2  # below this squared distance, proximity uses the canonical di
 _FULL_PAIRS = 200_000  # up to this many minority pairs, ε comes from all pairs directly
 _SAMPLE_PAIRS = 1_000_000  # pairs sampled to bracket the ε order statistic
 _EXACT_CHUNK = 1 << 18
+_CANDIDATE_BUDGET = 20_000_000  # above this many expected bracket pairs, narrow it first
 
 
 class SegregationInputError(ValueError):
@@ -214,6 +215,10 @@ class _NumpyOps:
         s[mask] = value
 
     @staticmethod
+    def upper_excluded(rows: int, cols: int, r0: int, c0: int) -> np.ndarray:
+        return np.arange(c0, c0 + cols)[None, :] <= np.arange(r0, r0 + rows)[:, None]
+
+    @staticmethod
     def set_at(s: np.ndarray, i: np.ndarray, j: np.ndarray, value: float) -> None:
         s[i, j] = value
 
@@ -306,6 +311,13 @@ class _TorchOps:
     def set_where(s: Any, mask: Any, value: float) -> None:
         s.masked_fill_(mask, value)
 
+    def upper_excluded(self, rows: int, cols: int, r0: int, c0: int) -> Any:
+        t, dev = self.torch, self.device
+        return (
+            t.arange(c0, c0 + cols, device=dev)[None, :]
+            <= t.arange(r0, r0 + rows, device=dev)[:, None]
+        )
+
     def set_at(self, s: Any, i: np.ndarray, j: np.ndarray, value: float) -> None:
         s[self.torch.from_numpy(i).to(s.device), self.torch.from_numpy(j).to(s.device)] = value
 
@@ -339,10 +351,7 @@ def _triangle_mask(ops: Any, s: Any, r0: int, c0: int) -> None:
     rows, cols = s.shape
     if c0 >= r0 + rows:
         return
-    mask = np.arange(c0, c0 + cols)[None, :] <= np.arange(r0, r0 + rows)[:, None]
-    if ops.__class__ is _TorchOps:
-        mask = ops.put(mask)
-    ops.set_where(s, mask, math.nan)
+    ops.set_where(s, ops.upper_excluded(rows, cols, r0, c0), math.nan)
 
 
 # --------------------------------------------------------------------------------------
@@ -523,6 +532,52 @@ def _all_distinct_distances(X: np.ndarray) -> np.ndarray:
     return np.concatenate(out) if out else np.empty(0)
 
 
+def _refine_bracket(
+    ops: Any,
+    geo: _Geometry,
+    idx: np.ndarray,
+    lo2: float,
+    hi2: float,
+    ranks: list[int],
+    bins: int,
+) -> tuple[float, float]:
+    """Narrow [lo2, hi2] with a histogram pass (nothing stored) so that the pass that
+    keeps candidates stays within memory when there are very many pairs."""
+    A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
+    m, br, bc = len(idx), ops.block_rows, ops.block_cols
+    tol2 = 2 * geo.tol
+    # open ends: block values lie in [-tol, (2R)² + tol], R = the largest |x - mean|
+    base_lo = lo2 if math.isfinite(lo2) else -tol2
+    base_hi = hi2 if math.isfinite(hi2) else 4 * float(np.max(geo.A[idx, -2])) + tol2
+    width = (base_hi - base_lo) / bins
+
+    def task(r0: int) -> tuple[int, np.ndarray]:
+        below, hist = 0, np.zeros(bins, dtype=np.int64)
+        r1 = min(r0 + br, m)
+        for c0 in range(r0, m, bc):
+            s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
+            _triangle_mask(ops, s, r0, c0)
+            lt = s < base_lo
+            below += int(ops.count(lt))
+            v = ops.host(s[(s <= base_hi) & ~lt])
+            k = np.minimum(((v - base_lo) / width).astype(np.int64), bins - 1)
+            hist += np.bincount(k, minlength=bins)
+        return below, hist
+
+    below, hist = 0, np.zeros(bins, dtype=np.int64)
+    for b, h in ops.run([lambda r0=r0: task(r0) for r0 in range(0, m, br)], "ε histogram"):
+        below += b
+        hist += h
+    cum = below + np.cumsum(hist)
+    first = int(np.searchsorted(cum, min(ranks), side="right"))
+    last = int(np.searchsorted(cum, max(ranks), side="right"))
+    if first >= bins or last >= bins:
+        return lo2, hi2
+    new_lo = base_lo + first * width - tol2 if first > 0 else lo2
+    new_hi = base_lo + (last + 1) * width + tol2 if last < bins - 1 else hi2
+    return new_lo, new_hi
+
+
 def _distinct_order_stats(
     ops: Any, geo: _Geometry, idx: np.ndarray, ranks: list[int], seed: int
 ) -> tuple[dict[int, float], _Bracket | None]:
@@ -536,6 +591,7 @@ def _distinct_order_stats(
     """
     m = len(idx)
     n_pairs = m * (m - 1) // 2
+    ranks = sorted(set(ranks))
     if n_pairs <= _FULL_PAIRS:
         d = _all_distinct_distances(geo.X[idx])
         part = np.partition(d, sorted(set(ranks)))
@@ -557,6 +613,10 @@ def _distinct_order_stats(
         hi_p = p_hi + z * (math.sqrt(p_hi * (1 - p_hi) / s) + 1.0 / s)
         lo2 = float(sample[int(lo_p * (s - 1))]) - tol2 if lo_p > 0 else -math.inf
         hi2 = float(sample[int(math.ceil(hi_p * (s - 1)))]) + tol2 if hi_p < 1 else math.inf
+        expected = (min(hi_p, 1.0) - max(lo_p, 0.0)) * n_pairs
+        if expected > _CANDIDATE_BUDGET:
+            bins = int(min(1 << 20, 8 * expected / _CANDIDATE_BUDGET))
+            lo2, hi2 = _refine_bracket(ops, geo, idx, lo2, hi2, ranks, bins)
         br = _minority_bracket_pass(ops, geo, idx, lo2, hi2)
         below, g = int(br.below.sum()) // 2, br.g
         out: dict[int, float] = {}

@@ -73,13 +73,16 @@ def test_eps_quantiles_and_the_authors_variant(q):
 
 @pytest.mark.parametrize("kind", ["normal", "coded"])
 @pytest.mark.parametrize("eps_pairs", ["distinct", "ordered_with_self"])
-def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs):
-    """Force the large-n path (sampled bracket + one exact pass) on a small population."""
+@pytest.mark.parametrize("budget", [10**9, 200])
+def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs, budget):
+    """Force the large-n path (sampled bracket + one exact pass, and with a small
+    candidate budget the histogram pass that narrows the bracket) on small data."""
     monkeypatch.setattr(ind, "_FULL_PAIRS", 100)
     monkeypatch.setattr(ind, "_SAMPLE_PAIRS", 300)
+    monkeypatch.setattr(ind, "_CANDIDATE_BUDGET", budget)
     X, g = _population(11, 150, 6, kind, share=0.45)
     is_min = ref.minority_mask(g)
-    for q in (0.05, 0.2, 0.9):
+    for q in (0.0, 0.05, 0.2, 0.9, 1.0):
         got = ind.minority_eps(X, is_min, q, eps_pairs, n_jobs=2)
         want = ref.eps(X, is_min, q, with_self=eps_pairs != "distinct")
         assert got == pytest.approx(want, abs=TOL)
