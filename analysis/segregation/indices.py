@@ -1,9 +1,10 @@
 """Exact segregation indices of a population with a binary group, in memory-bounded blocks.
 
-Why our own code: the published implementations (the seed paper's, `segregation`/
-PySAL) build the full n x n distance matrix, so the paper had to subsample to
-10,000 people. Here every index is computed on all pairs, block by block, with
-memory that does not grow with n² (numpy threads on the CPU, or torch on a GPU).
+Why our own code: the seed paper's indices were too slow beyond 10,000 people (it
+subsampled), and segregation libraries such as PySAL's `segregation` measure areal
+units with geometries, not point clouds in feature space. Here every index is
+computed on all pairs, block by block, with memory that does not grow with n²
+(numpy threads on the CPU, or torch on a GPU); scikit-learn supplies KMeans.
 
 Exactness. Block distances come from one matrix product of augmented vectors
 (|a|² − 2a·b + |b|²), which is fast but carries rounding error. Wherever that
