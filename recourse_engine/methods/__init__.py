@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from .base import CounterfactualResult, Layout, MethodError, RecourseMethod
+from .causal import AdditiveSCM, CausalRecourse
 from .cchvae import CCHVAE, IBR
 from .cruds import CRUDS
 from .ebr import EBR, attach_pool_density, fit_pool_density
@@ -22,6 +23,7 @@ METHODS: dict[str, type[RecourseMethod]] = {
     "ibr": IBR,
     "cchvae": CCHVAE,
     "cruds": CRUDS,
+    "causal": CausalRecourse,
 }
 
 
@@ -36,6 +38,8 @@ def get_method(name: str, **params: Any) -> RecourseMethod:
 
 __all__ = [
     "CCHVAE",
+    "AdditiveSCM",
+    "CausalRecourse",
     "CRUDS",
     "EBR",
     "IBR",

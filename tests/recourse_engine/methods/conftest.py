@@ -27,6 +27,7 @@ FAST = {
     "gs": {},
     "wachter": {},
     "ebr": {"n_samples": 1000},
+    "causal": {},
 }
 
 

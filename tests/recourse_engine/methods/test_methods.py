@@ -67,3 +67,33 @@ def test_methods_are_reproducible_with_a_seed(synth):
     a = get_method("gs", seed=5).fit(data, model).get_counterfactuals(x)
     b = get_method("gs", seed=5).fit(data, model).get_counterfactuals(x)
     assert np.array_equal(a.counterfactuals, b.counterfactuals, equal_nan=True)
+
+
+def test_causal_recourse_propagates_interventions_through_the_scm(synth):
+    """x2 := 0.5 x1 + u and only x1 may be intervened on: every counterfactual moves x2 by
+    exactly half of x1's move (abduction-action-prediction, additive noise)."""
+    from recourse_engine.methods import AdditiveSCM, CausalRecourse
+
+    data, model = synth
+    x = data.codes[~model.approves(data.codes)][::8]
+    scm = AdditiveSCM.linear({"x2": {"x1": 0.5}})
+    res = CausalRecourse(scm=scm, intervenable=["x1"], seed=0).fit(data, model)
+    out = res.get_counterfactuals(x)
+    _check_outputs(data, model, out, x)
+    ok = out.valid & (out.counterfactuals[:, 1] < 1.0)  # x2 clipped at the scale's edge
+    assert ok.sum() > 10
+    d1 = out.counterfactuals[ok, 0] - x[ok, 0]
+    d2 = out.counterfactuals[ok, 1] - x[ok, 1]
+    assert np.allclose(d2, 0.5 * d1)
+    assert (d1 > 0).all()
+
+
+def test_causal_graph_errors(synth):
+    from recourse_engine.methods import AdditiveSCM, CausalRecourse, MethodError
+
+    data, model = synth
+    cyc = AdditiveSCM.linear({"x1": {"x2": 1.0}, "x2": {"x1": 1.0}})
+    with pytest.raises(MethodError, match="cycle"):
+        CausalRecourse(scm=cyc).fit(data, model)
+    with pytest.raises(MethodError, match="fixed"):
+        CausalRecourse(intervenable=["sex"]).fit(data, model)
