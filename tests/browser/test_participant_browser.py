@@ -82,7 +82,7 @@ def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None
         driver.find_element(By.NAME, "action_why").send_keys("I could try.")
 
     env = embedded_env(tmp_path)
-    prepare(env, pool_size=1500)
+    prepare(env, pool_size=1000)
     with running(env, tmp_path) as url:
         driver.get(f"{url}/s/carloan/?PROLIFIC_PID=browser-1")
         on_page("screening")

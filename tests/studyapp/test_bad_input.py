@@ -42,8 +42,17 @@ def evaluating(walker: Walker) -> Walker:
     return walker
 
 
-@pytest.mark.parametrize("value", ["8", "0", "-1", "abc", "4.5", ""])
-@pytest.mark.parametrize("field", ["acceptance", "action"])
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [
+        ("acceptance", "8"),
+        ("acceptance", "0"),
+        ("acceptance", "abc"),
+        ("action", "-1"),
+        ("action", "4.5"),
+        ("action", ""),
+    ],
+)
 def test_out_of_range_or_bad_scale_values(evaluating: Walker, field: str, value: str) -> None:
     before = _snapshot(evaluating.participant)
     r = evaluating.post(evaluating.evaluation_data(**{field: value}))
@@ -187,16 +196,19 @@ def test_impossible_only_for_changed_items(evaluating: Walker) -> None:
     data = evaluating.evaluation_data(**{f"impossible_{unchanged}": "yes"})
     assert evaluating.post(data).status_code == 302
     assert unchanged not in Evaluation.objects.get(recourse=current).impossible
+    following = p.recourses.filter(evaluation__isnull=True).order_by("position").first()
+    not_changed = next(k for k in following.values if k not in following.changed)
     with pytest.raises(services.RejectedSubmission, match="Only changed items"):
         services.evaluation_submit(
             participant=p,
-            recourse_id=p.recourses.filter(evaluation__isnull=True).first().pk,
+            recourse_id=following.pk,
             acceptance=4,
             acceptance_why="",
-            impossible=[unchanged],
+            impossible=[not_changed],
             action=4,
             action_why="",
         )
+    assert not Evaluation.objects.filter(recourse=following).exists()
 
 
 def test_overlong_reason(evaluating: Walker) -> None:

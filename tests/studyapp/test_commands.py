@@ -62,13 +62,13 @@ def test_simulated_answers_are_seeded(transactional_db: Any, var: Path) -> None:
         # ratings also depend on the recourses shown, whose seed includes the participant id
         return [(p.screening, p.profile.values) for p in Participant.objects.order_by("pk")]
 
-    _run("simulate_participants", "carloan", "--n", "3", "--seed", "5", "--eager")
+    _run("simulate_participants", "carloan", "--n", "2", "--seed", "5", "--eager")
     a = answers()
     Participant.objects.all().delete()
-    _run("simulate_participants", "carloan", "--n", "3", "--seed", "5", "--eager")
-    assert answers() == a and len(a) == 3
+    _run("simulate_participants", "carloan", "--n", "2", "--seed", "5", "--eager")
+    assert answers() == a and len(a) == 2
     Participant.objects.all().delete()
-    _run("simulate_participants", "carloan", "--n", "3", "--seed", "6", "--eager")
+    _run("simulate_participants", "carloan", "--n", "2", "--seed", "6", "--eager")
     assert answers() != a
 
 
