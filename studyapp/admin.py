@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db import models
+from django.db.models import QuerySet
 from django.http import HttpRequest
 
+from . import services
 from .models import Evaluation, PageVisit, Participant, Profile, Recourse, Study
 
 
@@ -17,12 +20,35 @@ class StudyAdmin(admin.ModelAdmin):
     list_filter = ("state",)
     search_fields = ("slug", "title")
     exclude = ("pool_csv",)
+    formfield_overrides = {models.URLField: {"assume_scheme": "https"}}
+    actions = ("go_live", "close")
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # studies are created by services (create_demo_study), which validate
 
     def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> Any:
-        frozen = ("schema", "schema_hash", "pool_hash", "pool_rows", "decision_model")
+        # state moves only through the actions below (services.study_set_state)
+        frozen = ("state", "schema", "schema_hash", "pool_hash", "pool_rows", "decision_model")
         if obj is not None and obj.state != Study.State.DRAFT:
             return (*frozen, "design", "seed")
         return frozen
+
+    def _move(self, request: HttpRequest, queryset: QuerySet[Study], state: str) -> None:
+        for study in queryset:
+            try:
+                services.study_set_state(study=study, state=state)
+            except services.StudyError as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+            else:
+                self.message_user(request, f"{study.slug} is now {state}")
+
+    @admin.action(description="Go live (freezes the design)")
+    def go_live(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        self._move(request, queryset, Study.State.LIVE)
+
+    @admin.action(description="Close (no new participants)")
+    def close(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        self._move(request, queryset, Study.State.CLOSED)
 
 
 @admin.register(Participant)

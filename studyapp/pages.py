@@ -146,7 +146,9 @@ class EvaluationPage(Page):
             "rows": rows,
             "position": self.recourse.position,
             "total": self.total,
-            "intro": intro.format(position=self.recourse.position, total=self.total),
+            "intro": intro.replace("{position}", str(self.recourse.position)).replace(
+                "{total}", str(self.total)
+            ),
         }
 
     def submit(self, form: forms.Form) -> None:

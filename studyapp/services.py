@@ -340,7 +340,7 @@ def recourses_generate(*, participant_id: int) -> str:
         else:
             locked.generation = G.EMPTY
             locked.state = S.NO_RECOURSE
-            locked.completion_code = locked.study.screenout_code
+            locked.completion_code = new_completion_code()  # credited: they took part
             locked.finished_at = timezone.now()
             locked.flagged = True
             locked.flag_reason = "no admissible recourse in the pool"
@@ -359,7 +359,7 @@ def recourses_fail(*, participant_id: int, error: str) -> str:
         p.generation_error = error[:2000]
         p.generation_finished_at = timezone.now()
         p.state = S.NO_RECOURSE
-        p.completion_code = p.study.screenout_code
+        p.completion_code = new_completion_code()
         p.finished_at = timezone.now()
         p.flagged = True
         p.flag_reason = "recourse generation failed (see generation error)"

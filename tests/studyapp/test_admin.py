@@ -1,0 +1,48 @@
+"""The plain admin: list pages render, state moves go through the service, a live study's
+design cannot be edited there."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from studyapp.models import Study
+
+from .conftest import Walker, make_study
+
+
+@pytest.fixture
+def admin_client(transactional_db: Any) -> Client:
+    get_user_model().objects.create_superuser("root", "", "a-long-password-1")
+    c = Client()
+    c.login(username="root", password="a-long-password-1")
+    return c
+
+
+def test_list_pages_render(admin_client: Client, walker: Walker) -> None:
+    walker.to_profile()
+    walker.submit_profile()
+    walker.post(walker.evaluation_data())
+    for model in ("study", "participant", "profile", "recourse", "evaluation", "pagevisit"):
+        r = admin_client.get(f"/admin/studyapp/{model}/")
+        assert r.status_code == 200, model
+    r = admin_client.get("/admin/studyapp/participant/?flagged__exact=0")
+    assert r.status_code == 200
+
+
+def test_go_live_action_and_frozen_design(admin_client: Client) -> None:
+    draft = make_study(slug="d1", state="draft")
+    page = admin_client.get(f"/admin/studyapp/study/{draft.pk}/change/").content.decode()
+    assert 'name="design"' in page  # editable while draft
+    r = admin_client.post(
+        "/admin/studyapp/study/", {"action": "go_live", "_selected_action": [draft.pk]}
+    )
+    assert r.status_code == 302
+    draft.refresh_from_db()
+    assert draft.state == Study.State.LIVE
+    page = admin_client.get(f"/admin/studyapp/study/{draft.pk}/change/").content.decode()
+    assert 'name="design"' not in page  # read-only once live
+    assert admin_client.get("/admin/studyapp/study/add/").status_code == 403
