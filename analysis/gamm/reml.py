@@ -70,8 +70,11 @@ def penalty_times_beta(
     return sf, sr
 
 
-def evaluate(design: Design, cp: CrossProducts, rho: np.ndarray) -> RemlState:
-    """Fit at fixed rho; profiled criterion with gradient and Hessian."""
+def evaluate(
+    design: Design, cp: CrossProducts, rho: np.ndarray, known_scale: float | None = None
+) -> RemlState:
+    """Fit at fixed rho; criterion (phi profiled out, or fixed at ``known_scale``) with its
+    gradient and Hessian."""
     lam = np.exp(rho)
     fac = factorize(cp, fixed_penalty(design, lam), random_lambdas(design, lam))
     beta_f, beta_r = fac.solve(cp.xfy, cp.zy)
@@ -100,13 +103,18 @@ def evaluate(design: Design, cp: CrossProducts, rho: np.ndarray) -> RemlState:
         [[blocks.frob2(pen_terms[i], pen_terms[j]) for j in range(m)] for i in range(m)]
     )
     logdet_s = float(ranks @ rho)  # + a constant that does not depend on rho
-    value = n_eff / 2.0 * (1.0 + np.log(2.0 * np.pi * scale)) - logdet_s / 2.0 + fac.logdet / 2.0
-    grad = n_eff / 2.0 * d_j / dev_pen - ranks / 2.0 + traces / 2.0
     ddev = np.diag(d_j) - 2.0 * bsb
-    hess = (
-        n_eff / 2.0 * (ddev / dev_pen - np.outer(d_j, d_j) / dev_pen**2)
-        + (np.diag(traces) - frob) / 2.0
-    )
+    if known_scale is None:
+        value = n_eff / 2.0 * (1.0 + np.log(2.0 * np.pi * scale)) - logdet_s / 2.0
+        grad = n_eff / 2.0 * d_j / dev_pen - ranks / 2.0 + traces / 2.0
+        hess = n_eff / 2.0 * (ddev / dev_pen - np.outer(d_j, d_j) / dev_pen**2)
+    else:
+        scale = known_scale
+        value = dev_pen / (2.0 * scale) - logdet_s / 2.0
+        grad = d_j / (2.0 * scale) - ranks / 2.0 + traces / 2.0
+        hess = ddev / (2.0 * scale)
+    value += fac.logdet / 2.0
+    hess = hess + (np.diag(traces) - frob) / 2.0
     return RemlState(
         rho,
         fac,
@@ -157,19 +165,29 @@ def initial_rho(design: Design, cp: CrossProducts) -> np.ndarray:
 
 
 def fit_reml(
-    design: Design, cp: CrossProducts | None = None, max_iter: int = 200, tol: float = 1e-9
+    design: Design,
+    cp: CrossProducts | None = None,
+    max_iter: int = 200,
+    tol: float = 1e-9,
+    known_scale: float | None = None,
+    start: np.ndarray | None = None,
+    hold: np.ndarray | None = None,
 ) -> tuple[RemlState, int, bool]:
-    """Minimise the profiled REML criterion by damped Newton; returns (state, iterations, ok)."""
+    """Minimise the REML criterion by damped Newton over the log smoothing parameters not
+    flagged in ``hold`` (those stay at ``start``); returns (state, iterations, ok)."""
     cp = cross_products(design) if cp is None else cp
     if design.n_lambda == 0:
-        return evaluate(design, cp, np.zeros(0)), 0, True
-    state = evaluate(design, cp, initial_rho(design, cp))
+        return evaluate(design, cp, np.zeros(0), known_scale), 0, True
+    rho0 = initial_rho(design, cp) if start is None else np.clip(start, RHO_MIN, RHO_MAX)
+    state = evaluate(design, cp, rho0, known_scale)
     for it in range(1, max_iter + 1):
         g = state.grad.copy()
         # a parameter pushed to a bound with the gradient pointing outwards stays there
         at_hi = (state.rho >= RHO_MAX - 1e-8) & (g < 0)
         at_lo = (state.rho <= RHO_MIN + 1e-8) & (g > 0)
         free = ~(at_hi | at_lo)
+        if hold is not None:
+            free &= ~hold
         if np.all(np.abs(g[free]) < tol * (1.0 + abs(state.value))) or not np.any(free):
             return state, it, True
         h = state.hess[np.ix_(free, free)]
@@ -186,7 +204,11 @@ def fit_reml(
         accepted = False
         for _ in range(40):
             trial_rho = np.clip(state.rho + step, RHO_MIN, RHO_MAX)
-            trial = evaluate(design, cp, trial_rho)
+            try:
+                trial = evaluate(design, cp, trial_rho, known_scale)
+            except np.linalg.LinAlgError:  # numerically singular H: step too far
+                step /= 2.0
+                continue
             if trial.value <= state.value + 1e-12 * abs(state.value):
                 accepted = True
                 break

@@ -35,7 +35,8 @@ def case(request):
 
 def test_fixtures_present():
     studies = {json.loads((FIXTURES / c).read_text())["study"] for c in CASES}
-    assert len(CASES) >= 2 and "null" in studies
+    assert len(CASES) >= 5 and {"null", "steep"} <= studies
+    assert any(json.loads((FIXTURES / c).read_text())["basis"] == "cr" for c in CASES)
 
 
 def test_smooth_edf(case):
