@@ -139,6 +139,11 @@ def study_population(
             f"column {group!r} has {len(values)} values among participants with a profile "
             f"({', '.join(values)}); name two with --groups"
         )
+    pa = pa.assign(participant=pa["participant"].astype(str))
+    dup = pa["participant"].duplicated().to_numpy()
+    if dup.any():
+        row = int(pa.index[np.flatnonzero(dup)[0]]) + 1
+        raise EffectsError(f"participants.csv: row {row}, column 'participant': duplicate id")
     pa = pa.sort_values("participant", kind="stable")
     ids = pa["participant"].astype(str).to_numpy()
     codes = _schema_codes(pa, "x_", schema, "participants.csv")
