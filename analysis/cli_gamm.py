@@ -83,6 +83,7 @@ def run_study(args: argparse.Namespace) -> int:
             n_dropped=int(len(export.evaluations) - len(export.kept_evaluations())),
             ordinal=not args.no_ordinal,
             progress=not args.no_progress,
+            fixed_gam=not args.no_pygam,
         )
     except ExportError as exc:
         return _fail(f"{args.export}: {exc}")
@@ -121,6 +122,9 @@ def register(subparsers) -> None:
     s.add_argument("--k", type=int, default=10)
     s.add_argument(
         "--no-ordinal", action="store_true", help="skip the cumulative-logit robustness fits"
+    )
+    s.add_argument(
+        "--no-pygam", action="store_true", help="skip the fixed-effects pygam GAMs in Figure 3"
     )
     s.add_argument("--no-progress", action="store_true", help="no progress bar")
     s.set_defaults(func=run_study)

@@ -183,8 +183,9 @@ def table_latex(table: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def figure3(fits: list[tuple[ModelSpec, GammFit]]):
-    """2 x 2 panels: rows acceptance (a) / action (b), columns sparsity / proximity."""
+def figure3(fits: list[tuple[ModelSpec, GammFit]], fixed: dict | None = None):
+    """2 x 2 panels: rows acceptance (a) / action (b), columns sparsity / proximity; the
+    fixed-effects pygam curve (no participant effects) dashed, when given."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -197,7 +198,17 @@ def figure3(fits: list[tuple[ModelSpec, GammFit]]):
         ax = axes[r][c]
         grid = fit.smooth_grid(f"s({spec.distance})")
         ax.fill_between(grid["x"], grid["lower"], grid["upper"], color="0.8", label="95% band")
-        ax.plot(grid["x"], grid["fit"], color="k", lw=1.5, label="smooth")
+        ax.plot(grid["x"], grid["fit"], color="k", lw=1.5, label="GAMM smooth")
+        if fixed is not None and spec.name in fixed:
+            g = fixed[spec.name]["grid"]
+            ax.plot(
+                g["x"],
+                g["fit"],
+                color="tab:blue",
+                lw=1.0,
+                ls="--",
+                label="GAM without participant effects (pygam)",
+            )
         ax.axhline(0.0, color="0.5", lw=0.6, ls=":")
         ax.set_xlabel(spec.distance_label)
         ax.set_ylabel(f"s({spec.distance_label.lower()}) on {spec.outcome}")
@@ -205,6 +216,7 @@ def figure3(fits: list[tuple[ModelSpec, GammFit]]):
         ax.set_title(
             f"{spec.name}: EDF {row.edf:.2f}, F {row.F:.2f}, p {format_p(row.p)}", fontsize=9
         )
+    axes[0][0].legend(fontsize=7, loc="best")
     for r, (_, olabel) in enumerate(OUTCOMES):
         axes[r][0].annotate(
             f"({'ab'[r]}) {olabel}",
@@ -241,16 +253,26 @@ def write_study_report(
     n_dropped: int = 0,
     ordinal: bool = True,
     progress: bool = True,
+    fixed_gam: bool = True,
 ) -> list[Path]:
-    """Fit the four models (and the ordinal robustness fits), then write the report files."""
+    """Fit the four models (and the ordinal robustness and pygam fits), then write the files."""
     fits = fit_seed_models(evaluations, basis, k, progress)
+    fixed = None
+    if fixed_gam:
+        from tqdm import tqdm
+
+        from analysis.gamm.fixed_gam import fit_fixed_gam
+
+        fixed = {}
+        for spec, _ in tqdm(fits, desc="pygam", unit="model", disable=not progress):
+            fixed[spec.name] = fit_fixed_gam(evaluations, spec.outcome, spec.distance, k)
     robustness = None
     if ordinal:
         from analysis.gamm.ordinal import compare_with_gaussian
 
         robustness = compare_with_gaussian(evaluations, fits, PARTICIPANT, basis, k, progress)
     table = table_s2(fits)
-    fig = figure3(fits)
+    fig = figure3(fits, fixed)
     out.mkdir(parents=True, exist_ok=True)
     written = []
     path = out / "table_s2.csv"
@@ -277,6 +299,8 @@ def write_study_report(
     }
     if robustness is not None:
         payload["ordinal"] = robustness
+    if fixed is not None:
+        payload["fixed_effects_gam"] = fixed
     (out / "models.json").write_text(json.dumps(payload, indent=2) + "\n")
     written.append(out / "models.json")
     return written

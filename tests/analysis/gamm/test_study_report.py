@@ -112,6 +112,16 @@ def test_ordinal_robustness_reported(report):
         assert row["note"]
 
 
+def test_fixed_effects_gam_beside(report):
+    _, out, _ = report
+    fixed = json.loads((out / "models.json").read_text())["fixed_effects_gam"]
+    assert set(fixed) == {"Model-1", "Model-2", "Model-3", "Model-4"}
+    for row in fixed.values():
+        assert row["edf"] > 0.9 and 0 <= row["p"] <= 1
+        assert np.all(np.asarray(row["grid"]["lower"]) <= np.asarray(row["grid"]["fit"]) + 1e-9)
+    assert "pygam" in (out / "figure3.svg").read_text()
+
+
 def test_bad_export_exits_2_and_writes_nothing(tmp_path):
     _export(tmp_path / "export", n_participants=10)
     ev = pd.read_csv(tmp_path / "export" / "evaluations.csv")
