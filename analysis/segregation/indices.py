@@ -14,8 +14,9 @@ recomputed with the *canonical* formula `canonical_distances`: squared coordinat
 differences sorted ascending and summed left to right, then sqrt. The canonical
 formula is symmetric and ignores the order of coordinates, so ties stay ties.
 `tol` is a rigorous bound on the product's error (see `_geometry`). Hence the
-centralization and ε are bitwise those of the canonical formula and the average
-proximity agrees with it to ~1e-12.
+centralization and ε are bitwise those of the canonical formula; in the average
+proximity each pair's distance errs by at most 5·tol (~1e-12 on the normalised
+item scale, where |x − mean|² is at most a few units).
 
 Definitions (minority = the smaller group unless named):
 * average spatial proximity: mean of exp(−‖x_i − x_j‖) over minority × majority pairs;

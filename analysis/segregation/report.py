@@ -107,7 +107,7 @@ def html_page(effects: dict[str, Any]) -> str:
     e = effects
     head = (
         "<tr><th>strategy</th><th>index</th><th>before</th><th>after</th><th>difference</th>"
-        "<th>95% CI</th><th>worse?</th><th>partial mean [2.5%, 97.5%]</th></tr>"
+        "<th>bootstrap 95% CI</th><th>worse?</th><th>partial mean [2.5%, 97.5%]</th></tr>"
     )
     rows = []
     for s, st in e["strategies"].items():
@@ -121,7 +121,8 @@ def html_page(effects: dict[str, Any]) -> str:
             rows.append(
                 f"<tr><td>{html.escape(s)}</td><td>{i}</td><td>{_fmt(e['before'][i])}</td>"
                 f"<td>{_fmt(st['after'][i])}</td><td>{_fmt(d['estimate'])}</td>"
-                f"<td>{'–' if ci is None else f'[{ci[0]:.4f}, {ci[1]:.4f}]'}</td><td>{worse}</td>"
+                f"<td>{'–' if ci is None else f'[{ci[0]:.4f}, {ci[1]:.4f}]'}"
+                f" (mean {_fmt(d.get('bootstrap_mean'))})</td><td>{worse}</td>"
                 f"<td>{_fmt(part['mean'])} [{_fmt(part['q025'])}, {_fmt(part['q975'])}]</td></tr>"
             )
         rows.append(
