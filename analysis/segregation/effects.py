@@ -98,8 +98,9 @@ def _schema_codes(
         bad = ~it.valid(codes[:, j])
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
+            row = int(frame.index[r]) + 1  # the file's data row (frames keep the file's index)
             raise EffectsError(
-                f"{where}: row {r + 1}, column {cols[j]!r}: {frame[cols[j]].iloc[r]!r} is not a "
+                f"{where}: row {row}, column {cols[j]!r}: {frame[cols[j]].iloc[r]!r} is not a "
                 f"code of item {it.key!r} ({it.min_value:g}..{it.max_value:g})"
             )
     return codes
@@ -148,6 +149,7 @@ def study_population(
     ids = pa["participant"].astype(str).to_numpy()
     codes = _schema_codes(pa, "x_", schema, "participants.csv")
     X0 = normalise(schema, codes)
+    evaluations = evaluations.reset_index(drop=True)
     ev = evaluations.loc[evaluations["participant"].astype(str).isin(ids)].copy()
     order = ["participant", "position"] if "position" in ev.columns else ["participant"]
     ev = ev.sort_values(order, kind="stable")

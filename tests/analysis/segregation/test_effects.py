@@ -216,7 +216,7 @@ def test_bad_codes_in_the_export_are_named(tmp_path, capsys):
     rc, err = _run(
         ["effects", "--export", str(d), "--group", "gender", "--out", str(tmp_path / "o")], capsys
     )
-    assert rc == 2 and "cf_education" in err and "not a code" in err
+    assert rc == 2 and "row 4, column 'cf_education'" in err and "not a code" in err
     assert not (tmp_path / "o").exists()
 
 
