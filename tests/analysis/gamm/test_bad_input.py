@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from analysis.__main__ import main
 from analysis.gamm import GammInputError, fit_gamm
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -106,7 +107,7 @@ def test_cli_bad_ratings_exit_2_and_write_nothing(tmp_path):
         (["--input", "{good}", "--k", "1"], "--k must be"),
     ],
 )
-def test_cli_messages(tmp_path, args, match):
+def test_cli_messages(tmp_path, capsys, args, match):
     good = tmp_path / "good.csv"
     _data().to_csv(good, index=False)
     empty = tmp_path / "empty.csv"
@@ -118,6 +119,8 @@ def test_cli_messages(tmp_path, args, match):
     for key, value in base.items():
         if key not in argv:
             argv += [key, value]
-    r = _cli(*argv)
-    assert r.returncode == 2, r.stderr
-    assert match in r.stderr and r.stderr.count("\n") == 1
+    # in-process (same argparse and handlers as `python -m analysis`, without interpreter startup)
+    code = main(argv)
+    err = capsys.readouterr().err
+    assert code == 2, err
+    assert match in err and err.count("\n") == 1
