@@ -252,7 +252,13 @@ def profile_submit(*, participant: Participant, values: Mapping[str, int | float
     from .tasks import generate_recourses
 
     schema = engine.schema_of(participant.study.schema)
+    missing = [it.label for it in schema.items if it.key not in values]
+    if missing:
+        raise RejectedSubmission(f"Please answer every item; missing: {', '.join(missing)}.")
     codes = np.array([float(values[k]) for k in schema.keys])
+    bad = [it.label for it, v in zip(schema.items, codes, strict=True) if not it.valid([v])[0]]
+    if bad:
+        raise RejectedSubmission(f"Not one of the listed options: {', '.join(bad)}.")
     with transaction.atomic():
         p = _locked(participant, S.PROFILE, "profile")
         model = engine.model_of(p.study.decision_model)

@@ -267,3 +267,19 @@ def test_rating_constraint_in_the_database(evaluating: Walker) -> None:
         Evaluation.objects.create(
             recourse=p.recourses.first(), participant=p, acceptance=8, action=1, seconds_on_page=1
         )
+
+
+def test_profile_service_refuses_bad_codes(walker: Walker) -> None:
+    walker.to_profile()
+    p = walker.participant
+    good = {it["key"]: 1 for it in p.study.schema["profile_items"]}
+    with pytest.raises(services.RejectedSubmission, match="missing: Workplace"):
+        services.profile_submit(
+            participant=p, values={k: v for k, v in good.items() if k != "workplace"}
+        )
+    with pytest.raises(services.RejectedSubmission, match="listed options: Educational background"):
+        services.profile_submit(participant=p, values={**good, "education": 6})
+    r = walker.post({"page": "profile", **{k: "1" for k in good}, "education": "6"})
+    assert r.status_code == 400 and "Please choose one of the listed options" in r.content.decode()
+    p.refresh_from_db()
+    assert p.state == S.PROFILE and not hasattr(p, "profile") and p.generation == ""
