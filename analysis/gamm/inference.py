@@ -74,20 +74,6 @@ def full_crossprod(design: Design, cp: CrossProducts) -> sparse.csr_matrix:
     return m.tocsr()
 
 
-def full_penalty_diag_blocks(
-    design: Design, lam: np.ndarray
-) -> list[tuple[np.ndarray, np.ndarray]]:
-    """(indices, lambda_j S_j) for every penalized term, internal order."""
-    out = []
-    for t in design.terms:
-        if t.lambda_index is None:
-            continue
-        idx = term_index(design, t)
-        s = t.penalty if t.penalty is not None else np.eye(idx.size)
-        out.append((idx, lam[t.lambda_index] * s))
-    return out
-
-
 def dense_inverse(design: Design, fac: Factorization) -> np.ndarray:
     """H^{-1} (internal order) assembled from its blocks; O(p^2) memory."""
     pf, q, r = design.p_fixed, design.n_groups, design.n_random_terms

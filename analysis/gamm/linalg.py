@@ -135,7 +135,6 @@ class InverseBlocks:
         self.roots: dict[int, np.ndarray] = {}
         for t in self.pen_terms:
             if t.fixed_slice is not None:
-                full = np.zeros((design.p_fixed, 0))
                 root = term_root(t, lam[t.lambda_index])
                 full = np.zeros((design.p_fixed, root.shape[1]))
                 full[t.fixed_slice] = root
