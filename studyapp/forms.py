@@ -21,11 +21,11 @@ SCALE_POINTS = 7
 WHY_MAX = 2000
 
 
-def _required(label: str) -> dict[str, str]:
-    return {
-        "required": f"Please answer: {label}",
-        "invalid_choice": "Please choose one of the listed options.",
-    }
+#: field errors are shown under the question; the summary at the top adds the question
+CHOICE_ERRORS = {
+    "required": "Please answer this question.",
+    "invalid_choice": "Please choose one of the listed options.",
+}
 
 
 class PageForm(forms.Form):
@@ -46,7 +46,7 @@ def screening_form(
                 min_value=lo,
                 max_value=hi,
                 error_messages={
-                    "required": f"Please answer: {label}",
+                    "required": "Please answer this question.",
                     "invalid": "Please enter a whole number.",
                     "min_value": f"Please enter a number from {lo} to {hi}.",
                     "max_value": f"Please enter a number from {lo} to {hi}.",
@@ -59,7 +59,7 @@ def screening_form(
                 choices=choices,
                 coerce=int,
                 widget=forms.RadioSelect,
-                error_messages=_required(label),
+                error_messages=CHOICE_ERRORS,
             )
         else:
             fields[q["key"]] = forms.TypedMultipleChoiceField(
@@ -68,7 +68,7 @@ def screening_form(
                 coerce=int,
                 widget=forms.CheckboxSelectMultiple,
                 error_messages={
-                    "required": f"Please select at least one option: {label}",
+                    "required": "Please select at least one option.",
                     "invalid_choice": "Please choose only listed options.",
                 },
             )
@@ -95,7 +95,7 @@ def profile_form(schema: FeatureSchema, data: Mapping[str, Any] | None = None) -
                 label=item.label,
                 min_value=item.low,
                 max_value=item.high,
-                error_messages={"required": f"Please answer: {item.label}"},
+                error_messages={"required": "Please answer this question."},
             )
         else:
             fields[item.key] = forms.TypedChoiceField(
@@ -103,7 +103,7 @@ def profile_form(schema: FeatureSchema, data: Mapping[str, Any] | None = None) -
                 choices=[(i, o) for i, o in enumerate(item.options, start=1)],
                 coerce=int,
                 widget=forms.RadioSelect,
-                error_messages=_required(item.label),
+                error_messages=CHOICE_ERRORS,
             )
     form_class = type("ProfileForm", (PageForm,), fields)
     return form_class(data)
@@ -128,7 +128,7 @@ def evaluation_form(
             coerce=int,
             widget=forms.RadioSelect,
             error_messages={
-                "required": f"Please choose a rating from 1 to {len(scale)}: {label}",
+                "required": f"Please choose a rating from 1 to {len(scale)}.",
                 "invalid_choice": f"Ratings go from 1 to {len(scale)}; please choose one.",
             },
         )
@@ -155,7 +155,7 @@ def evaluation_form(
             label=label,
             choices=[("yes", "Yes, impossible"), ("no", "No, possible")],
             widget=forms.RadioSelect,
-            error_messages=_required(label),
+            error_messages=CHOICE_ERRORS,
         )
     fields["action"] = rating(str(texts.get("action_question", "Action")))
     fields["action_why"] = reason(why)

@@ -10,7 +10,7 @@ from django.test import Client
 from studyapp import services
 from studyapp.models import Evaluation, Participant, Recourse, Study
 
-from .conftest import ELIGIBLE, Walker, start
+from .conftest import ELIGIBLE, SCHEMA, Walker, start
 
 S = Participant.State
 
@@ -69,7 +69,7 @@ def test_out_of_range_or_bad_scale_values(evaluating: Walker, field: str, value:
         ("action", "Please choose a rating from 1 to 7"),
         ("acceptance_why", "Please tell us briefly why."),
         ("action_why", "Please tell us briefly why."),
-        ("impossible", "Please answer: Impossible for you"),
+        ("impossible", "(set below: names the item)"),
     ],
 )
 def test_missing_answers(evaluating: Walker, drop: str, message: str) -> None:
@@ -78,6 +78,8 @@ def test_missing_answers(evaluating: Walker, drop: str, message: str) -> None:
     if drop == "impossible":
         key = next(k for k in data if k.startswith("impossible_"))
         del data[key]
+        label = SCHEMA.item(key.removeprefix("impossible_")).label
+        message = f"Impossible for you: {label}? Please answer this question."
     else:
         del data[drop]
     r = evaluating.post(data)
@@ -91,7 +93,9 @@ def test_missing_screening_and_profile_answers(walker: Walker) -> None:
     walker.get()
     r = walker.post({"page": "screening", **data})
     assert r.status_code == 400
-    assert "Please answer: Please tell us your annual income" in r.content.decode()
+    assert "Please tell us your annual income (JPY). Please answer this question." in (
+        r.content.decode()
+    )
     r = walker.post({"page": "screening", **ELIGIBLE, "age": "17"})
     assert r.status_code == 400 and "Please enter a number from 18 to 100" in r.content.decode()
     r = walker.post({"page": "screening", **ELIGIBLE, "gender": "9"})
