@@ -84,6 +84,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--repeat", type=int, default=3, help="fits per model (best is shown)")
     parser.add_argument("--no-r", action="store_true", help="do not time mgcv live")
+    parser.add_argument(
+        "--r-skip-large",
+        action="store_true",
+        help="time mgcv live on the 362-participant fits only",
+    )
     args = parser.parse_args()
     live_r = not args.no_r and r_available()
     print(f"load average before: {os.getloadavg()}  cpus: {os.cpu_count()}")
@@ -98,7 +103,8 @@ def main() -> int:
             t0 = time.perf_counter()
             fit_gamm(data, outcome, distance, "participant")
             times.append(time.perf_counter() - t0)
-        live = f"{time_mgcv(csv, outcome, distance):.1f}" if live_r else "-"
+        run_r = live_r and not (args.r_skip_large and study == "large")
+        live = f"{time_mgcv(csv, outcome, distance):.1f}" if run_r else "-"
         rec = recorded_mgcv(study, outcome, distance)
         label = f"{study}: {outcome} ~ s({distance})"
         print(

@@ -100,6 +100,19 @@ def _fit_thresholds(codes: np.ndarray, eta: np.ndarray, theta0: np.ndarray) -> n
     return unpack(res.x)
 
 
+def _penalty(design: Design, lam: np.ndarray, beta_f: np.ndarray, beta_r: np.ndarray) -> float:
+    total = 0.0
+    for t in design.terms:
+        if t.lambda_index is None:
+            continue
+        if t.fixed_slice is not None:
+            b = beta_f[t.fixed_slice]
+            total += lam[t.lambda_index] * float(b @ t.penalty @ b)
+        else:
+            total += lam[t.lambda_index] * float(np.sum(beta_r[:, t.random_index] ** 2))
+    return total
+
+
 def _smooth_chisq_test(coef, xtx, vp, rank) -> tuple[float, float, float]:
     """Wood's (2013) test with known scale (chi-square / chi-square mixture reference)."""
     r_fac = np.linalg.cholesky(xtx).T
@@ -174,6 +187,18 @@ def fit_ordinal_gamm(
     iterations = 0
     state = None
     weighted = base
+    beta_f = np.zeros(base.p_fixed)
+    beta_f[0] = eta[0]
+    beta_r = np.zeros((base.n_groups, base.n_random_terms))
+
+    def linear(bf: np.ndarray, br: np.ndarray) -> np.ndarray:
+        return base.xf @ bf + np.sum(br[base.group_codes] * base.random_cov, axis=1)
+
+    def objective(bf: np.ndarray, br: np.ndarray, lam: np.ndarray) -> float:
+        """Penalized log-likelihood, the quantity each P-IRLS step must not decrease."""
+        loglik = float(np.sum(_derivatives(codes, theta, linear(bf, br))[0]))
+        return loglik - 0.5 * _penalty(base, lam, bf, br)
+
     while iterations < max_iter:
         iterations += 1
         _, grad, w = _derivatives(codes, theta, eta)
@@ -192,16 +217,23 @@ def fit_ordinal_gamm(
         cp = cross_products(weighted)
         state, _, _ = fit_reml(weighted, cp, known_scale=1.0, start=rho, hold=hold)
         rho = state.rho
-        new_eta = base.xf @ state.beta_f + np.sum(
-            state.beta_r[base.group_codes] * base.random_cov, axis=1
-        )
-        theta = _fit_thresholds(codes, new_eta, theta)
-        # keep theta_1 = 0: its shift moves into the intercept (eta), which converges faster
-        # than holding theta_1 fixed while the other thresholds move
-        new_eta = new_eta - theta[0]
+        lam = np.exp(rho)
+        # step halving: participants who always give the same rating make full steps overshoot
+        new_f, new_r = state.beta_f, state.beta_r
+        base_value = objective(beta_f, beta_r, lam)
+        for _ in range(30):
+            if objective(new_f, new_r, lam) >= base_value - 1e-9 * abs(base_value):
+                break
+            new_f, new_r = (beta_f + new_f) / 2.0, (beta_r + new_r) / 2.0
+        theta = _fit_thresholds(codes, linear(new_f, new_r), theta)
+        # keep theta_1 = 0: its shift moves into the intercept, which converges faster than
+        # holding theta_1 fixed while the other thresholds move
+        new_f = new_f.copy()
+        new_f[0] -= theta[0]
         theta = theta - theta[0]
+        new_eta = linear(new_f, new_r)
         change = float(np.max(np.abs(new_eta - eta)))
-        eta = new_eta
+        beta_f, beta_r, eta = new_f, new_r, new_eta
         if change < 1e-5:
             converged = True
             break
