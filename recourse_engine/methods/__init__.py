@@ -14,6 +14,7 @@ from .cchvae import CCHVAE, IBR
 from .cruds import CRUDS
 from .ebr import EBR, attach_pool_density, fit_pool_density
 from .growing_spheres import GrowingSpheres
+from .store import load_method, save_method
 from .wachter import Wachter
 
 METHODS: dict[str, type[RecourseMethod]] = {
@@ -53,4 +54,6 @@ __all__ = [
     "attach_pool_density",
     "fit_pool_density",
     "get_method",
+    "load_method",
+    "save_method",
 ]
