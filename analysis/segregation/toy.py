@@ -8,8 +8,9 @@ X4 = F default; a perfect classifier approves y >= 0. Recourse moves X3 and X4:
 * balanced (EBR-like): to the nearest point of the region where *both* groups repay.
 
 `rectangles` is the uniform model of Theorems 4.1 and 5.1 (the paper's l is `left`) (sampled on a grid that
-contains every corner, where the Hausdorff suprema are attained), `gaussians` the
-four-Gaussian synthetic data of Section 6.2 (200 people per group).
+contains every corner, where the Hausdorff suprema are attained), `gaussians`
+four-Gaussian data after Section 6.2 (200 people per group; the paper does not
+state the means or spreads, so ours mirror the rectangle layout).
 
 SI = d(X1, X2) + d(X1, X4) − d(X1, X1) − d(X1, X3) with d the Hausdorff distance
 under the Euclidean metric (scipy's exact `directed_hausdorff`).
