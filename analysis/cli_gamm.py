@@ -8,6 +8,7 @@ import json
 import sys
 from pathlib import Path
 
+import numpy as np
 import pandas as pd
 
 from analysis.gamm.validate import GammInputError
@@ -54,6 +55,8 @@ def run_gamm(args: argparse.Namespace) -> int:
         fit = fit_gamm(data, args.outcome, args.distance, args.participant, args.basis, args.k)
     except (CliError, GammInputError) as exc:
         return _fail(f"{args.input}: {exc}" if isinstance(exc, GammInputError) else str(exc))
+    except np.linalg.LinAlgError as exc:
+        return _fail(f"{args.input}: the model is numerically singular for these data ({exc})")
     summary = fit.summary_dict()
     if args.json is None:
         print(json.dumps(summary, indent=2))
@@ -89,6 +92,8 @@ def run_study(args: argparse.Namespace) -> int:
         return _fail(f"{args.export}: {exc}")
     except (CliError, GammInputError) as exc:
         return _fail(str(exc))
+    except np.linalg.LinAlgError as exc:
+        return _fail(f"{args.export}: a model is numerically singular for these data ({exc})")
     for path in written:
         print(path)
     return 0

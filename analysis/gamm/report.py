@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from analysis.gamm.fit import GammFit, fit_gamm
+from analysis.gamm.validate import GammInputError
 
 OUTCOMES = (("acceptance", "Propensity for acceptance"), ("action", "Propensity for action"))
 DISTANCES = (("sparsity", "Sparsity"), ("proximity", "Proximity"))
@@ -239,9 +240,13 @@ def fit_seed_models(
     with tqdm(specs, desc="GAMMs", unit="model", disable=not progress) as bar:
         for spec in bar:
             bar.set_postfix_str(f"{spec.outcome} ~ s({spec.distance})")
-            fits.append(
-                (spec, fit_gamm(evaluations, spec.outcome, spec.distance, PARTICIPANT, basis, k))
-            )
+            try:
+                fit = fit_gamm(evaluations, spec.outcome, spec.distance, PARTICIPANT, basis, k)
+            except GammInputError as exc:
+                raise GammInputError(
+                    f"{spec.name} ({spec.outcome} ~ s({spec.distance})): {exc}"
+                ) from None
+            fits.append((spec, fit))
     return fits
 
 

@@ -110,6 +110,7 @@ def test_ordinal_robustness_reported(report):
             )
         )
         assert row["note"]
+        assert row["ordinal"]["converged"]
 
 
 def test_fixed_effects_gam_beside(report):
@@ -133,3 +134,25 @@ def test_bad_export_exits_2_and_writes_nothing(tmp_path):
     assert not (tmp_path / "report").exists()
     r = _cli("study", "--export", str(tmp_path / "nothing"), "--out", str(tmp_path / "report"))
     assert r.returncode == 2 and not (tmp_path / "report").exists()
+
+
+def test_model_that_cannot_be_fitted_is_named(tmp_path, capsys):
+    from analysis.__main__ import main
+
+    _export(tmp_path / "export", n_participants=10)
+    ev = pd.read_csv(tmp_path / "export" / "evaluations.csv")
+    ev["sparsity"] = 2.0
+    ev.to_csv(tmp_path / "export" / "evaluations.csv", index=False)
+    code = main(
+        [
+            "study",
+            "--export",
+            str(tmp_path / "export"),
+            "--out",
+            str(tmp_path / "out"),
+            "--no-progress",
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 2 and "Model-1 (acceptance ~ s(sparsity))" in err and "constant" in err
+    assert not (tmp_path / "out").exists()
