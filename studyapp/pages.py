@@ -205,8 +205,19 @@ def page_for(participant: Participant) -> Page:
     return PAGES[participant.state](participant)
 
 
+_ORDER = ["screening", "consent", "scenario", "profile", "waiting", "evaluation"]
+
+
 def is_known_key(key: str) -> bool:
     if key in KNOWN_KEYS:
         return True
     head, _, tail = key.partition("-")
     return head == "evaluation" and tail.isdigit() and 1 <= int(tail) <= 100
+
+
+def page_rank(key: str) -> tuple[int, int]:
+    """Order of pages in the flow (end pages last), to tell a stale form from an early one."""
+    head, _, tail = key.partition("-")
+    if head in _ORDER:
+        return _ORDER.index(head), int(tail) if tail.isdigit() else 0
+    return len(_ORDER), 0

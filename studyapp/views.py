@@ -13,7 +13,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from . import selectors, services
 from .models import Study
-from .pages import is_known_key, page_for
+from .pages import is_known_key, page_for, page_rank
 
 #: query parameters that carry a recruitment panel's id, first match wins
 RECRUITMENT_PARAMS = ("PROLIFIC_PID", "participant_label", "pid")
@@ -67,12 +67,14 @@ def participant_page(request: HttpRequest, code: str) -> HttpResponse:
     if request.method == "POST":
         submitted = request.POST.get("page", "")
         if submitted != page.key:
-            if is_known_key(submitted):
+            if is_known_key(submitted) and page_rank(submitted) < page_rank(page.key):
                 messages.warning(
                     request,
                     "That page was already submitted; your stored answers are kept. "
                     "Please continue here.",
                 )
+            elif is_known_key(submitted):
+                messages.warning(request, "That page is not open yet; nothing was stored.")
             else:
                 messages.error(
                     request, "The form was altered and could not be used; nothing was stored."
