@@ -178,18 +178,30 @@ class _NumpyOps:
 
     Block sides stay below 256 (rows) and 2040 (columns) so that counting booleans
     eight at a time in the bytes of a uint64 (`_packed_counts`) cannot overflow.
+    Where torch is installed, its CPU kernels do the block product and the
+    sqrt/exp/sum chain on the same memory (zero-copy views): about 20% less CPU
+    time per pair than numpy's, and the results stay exact (see module docstring).
     """
 
     def __init__(self, block_rows: int = 128, block_cols: int = 1024, n_jobs: int | None = None):
         self.block_rows, self.block_cols = block_rows, block_cols
         self.n_jobs = n_jobs or len(os.sched_getaffinity(0))
         self.progress: Progress | None = None
+        try:
+            import torch
+
+            self._torch: Any = torch
+        except ImportError:  # pragma: no cover - torch is in requirements.txt
+            self._torch = None
 
     def put(self, a: np.ndarray) -> np.ndarray:
         return a
 
     def gemm(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
-        return a @ b.T
+        if self._torch is None:
+            return a @ b.T
+        t = self._torch
+        return (t.from_numpy(a) @ t.from_numpy(b).T).numpy()
 
     @staticmethod
     def count(mask: np.ndarray, axis: int | None = None) -> np.ndarray | int:
@@ -228,26 +240,35 @@ class _NumpyOps:
     def minimum(s: np.ndarray) -> float:
         return float(s.min())
 
-    @staticmethod
-    def exp_neg_sqrt_sum(s: np.ndarray) -> float:
+    def exp_neg_sqrt_sum(self, s: np.ndarray) -> float:
+        if self._torch is not None:
+            return float(self._torch.from_numpy(s).sqrt_().neg_().exp_().sum())
         np.sqrt(s, out=s)
         np.negative(s, out=s)
         np.exp(s, out=s)
         return float(s.sum())
 
     def run(self, tasks: list[Callable[[], Any]], stage: str = "") -> list[Any]:
-        """Run row-block tasks; BLAS is held to one thread (a multi-threaded BLAS on
-        these thin products is many times slower than one thread per block)."""
+        """Run row-block tasks; BLAS and torch are held to one thread each (their own
+        threads on these small blocks only fight ours and run many times slower).
+        torch's thread count is process-wide: it is restored when the tasks end."""
         from threadpoolctl import threadpool_limits
 
         if len(tasks) <= 1:  # one small block: not worth threadpoolctl's ~1 ms
             return _report(map(lambda t: t(), tasks), len(tasks), stage, self.progress)
-        with threadpool_limits(1, user_api="blas"):
-            if self.n_jobs <= 1:
-                return _report(map(lambda t: t(), tasks), len(tasks), stage, self.progress)
-            with ThreadPoolExecutor(self.n_jobs) as pool:
-                done = pool.map(lambda t: t(), tasks)
-                return _report(done, len(tasks), stage, self.progress)
+        torch_threads = self._torch.get_num_threads() if self._torch is not None else 0
+        try:
+            if self._torch is not None:
+                self._torch.set_num_threads(1)
+            with threadpool_limits(1, user_api="blas"):
+                if self.n_jobs <= 1:
+                    return _report(map(lambda t: t(), tasks), len(tasks), stage, self.progress)
+                with ThreadPoolExecutor(self.n_jobs) as pool:
+                    done = pool.map(lambda t: t(), tasks)
+                    return _report(done, len(tasks), stage, self.progress)
+        finally:
+            if self._torch is not None:
+                self._torch.set_num_threads(torch_threads)
 
 
 def _report(results: Iterable[Any], total: int, stage: str, progress: Progress | None) -> list[Any]:

@@ -114,6 +114,24 @@ def test_backends_and_thread_counts_agree():
         assert other["avg_proximity"] == pytest.approx(base["avg_proximity"], abs=1e-12)
 
 
+def test_pure_numpy_kernels_agree(monkeypatch):
+    """Without torch the numpy backend uses numpy's own product and exp chain."""
+    X, g = _population(10, 150, 5, "normal")
+    is_min = ref.minority_mask(g)
+    orig = ind._NumpyOps.__init__
+
+    def no_torch(self, block_rows=16, block_cols=64, n_jobs=2):
+        orig(self, block_rows, block_cols, n_jobs)
+        self._torch = None
+
+    monkeypatch.setattr(ind._NumpyOps, "__init__", no_torch)
+    r = segregation_indices(X, g, want=("centralization", "avg_proximity"))
+    e = ref.eps(X, is_min)
+    assert r.eps == pytest.approx(e, abs=TOL)
+    assert r.centralization == pytest.approx(ref.centralization(X, is_min, e), abs=TOL)
+    assert r.avg_proximity == pytest.approx(ref.avg_proximity(X, is_min), abs=TOL)
+
+
 def test_small_blocks_cover_every_pair(monkeypatch):
     """Odd block sizes exercise ragged edges and the triangle masks."""
     X, g = _population(9, 101, 4, "coded", share=0.5)
@@ -124,7 +142,10 @@ def test_small_blocks_cover_every_pair(monkeypatch):
         orig(self, block_rows, block_cols, n_jobs)
 
     monkeypatch.setattr(ind._NumpyOps, "__init__", small)
+    torch = pytest.importorskip("torch")
+    threads = torch.get_num_threads()
     r = segregation_indices(X, g, want=("centralization", "avg_proximity"))
+    assert torch.get_num_threads() == threads  # the one-thread setting is restored
     e = ref.eps(X, is_min)
     assert r.eps == pytest.approx(e, abs=TOL)
     assert r.centralization == pytest.approx(ref.centralization(X, is_min, e), abs=TOL)
