@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import re
 import statistics
+import sys
 from collections import Counter
 from typing import Any
 
 from django.conf import settings
+from tqdm import tqdm
 
 from ...bots import Bot, BotError, HttpClient
 from ...celery_app import app as celery_app
@@ -69,7 +71,8 @@ class Command(StudyCommand):
         outcomes: Counter[str] = Counter()
         waits, evaluations = [], 0
         n_ineligible = round(n * share)
-        for i in range(n):
+        # a progress bar on a terminal (tqdm leaves non-interactive runs quiet)
+        for i in tqdm(range(n), desc="participants", unit="p", disable=None, file=sys.stderr):
             bot = Bot(
                 study,
                 seed=opts["seed"] * 100_003 + i,
