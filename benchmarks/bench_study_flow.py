@@ -3,12 +3,13 @@
 For each backend — the embedded default (SQLite + SQLite-backed Celery broker) and
 PostgreSQL + Redis — this starts the real stack (gunicorn + one Celery worker process,
 `--pool=solo`), loads the demo car-loan study (3,683-profile synthetic pool), walks N bot
-participants through the HTTP flow one after another (`simulate_participants --url`) and
+participants through the HTTP flow (`simulate_participants --url`; one after another, or
+`--parallel K` bot processes at once) and
 reads each participant's `recourses_seconds` from the export: the time from the profile
 being stored (and the task queued at commit) to the recourses being stored by the worker.
 It also prints the median time a bot spent on the waiting page (polling every 0.1 s).
 
-    .venv/bin/python benchmarks/bench_study_flow.py --n 50
+    .venv/bin/python benchmarks/bench_study_flow.py --n 50 [--parallel 4]
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from __future__ import annotations
 import argparse
 import os
 import re
+import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 import numpy as np
 import pandas as pd
@@ -38,11 +40,20 @@ from tests.integration.stack import (  # noqa: E402 - after the path is set
 BACKENDS = ("embedded", "postgres")
 
 
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, status 2
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.exit(2)
+
+
 def _args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = _Parser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=50, help="participants per backend (1..1000)")
     p.add_argument("--backends", default=",".join(BACKENDS), help="embedded,postgres")
     p.add_argument("--pool-size", type=int, default=3683)
+    p.add_argument(
+        "--parallel", type=int, default=1, help="bot processes walking at the same time (1..16)"
+    )
     p.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
     p.add_argument("--redis", default="redis://127.0.0.1:6379")
     a = p.parse_args(argv)
@@ -54,22 +65,62 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         )
     if not 1 <= a.n <= 1000:
         p.error(f"--n must be 1..1000, got {a.n}")
+    if not 1 <= a.parallel <= 16:
+        p.error(f"--parallel must be 1..16, got {a.parallel}")
     if not 10 <= a.pool_size <= 200_000:
         p.error(f"--pool-size must be 10..200000, got {a.pool_size}")
     a.backend_list = backends
     return a
 
 
-def _measure(env: dict[str, str], work: Path, n: int, pool_size: int) -> dict[str, Any]:
+def _simulate(env: dict[str, str], url: str, n: int, parallel: int) -> str:
+    """`parallel` bot processes at once, each walking its share of the n participants."""
+    shares = [n // parallel + (1 if i < n % parallel else 0) for i in range(parallel)]
+    procs = [
+        subprocess.Popen(
+            [
+                sys.executable,
+                "manage.py",
+                "simulate_participants",
+                "carloan",
+                "--n",
+                str(k),
+                "--seed",
+                str(i),
+                "--url",
+                url,
+                "--timeout",
+                "120",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )  # fmt: skip
+        for i, k in enumerate(shares)
+        if k > 0
+    ]
+    outs = []
+    for p in procs:
+        out, err = p.communicate(timeout=3600)
+        if p.returncode != 0:
+            raise RuntimeError(f"simulate_participants failed ({p.returncode}): {err.strip()}")
+        outs.append(out)
+    return "\n".join(outs)
+
+
+def _measure(
+    env: dict[str, str], work: Path, n: int, pool_size: int, parallel: int
+) -> dict[str, Any]:
     prepare(env, pool_size=pool_size)
     with running(env, work) as url:
-        out = manage(env, "simulate_participants", "carloan", "--n", str(n), "--url", url,
-                     "--timeout", "120", timeout=3600)  # fmt: skip
+        out = _simulate(env, url, n, parallel)
     manage(env, "export_study", "carloan", "--out", str(work / "export"))
     pa = pd.read_csv(work / "export" / "participants.csv").sort_values("participant")
     secs = pa["recourses_seconds"].dropna().to_numpy(dtype=float)
     outcomes = pa["outcome"].value_counts().to_dict()
-    wait = re.search(r"median wait on the waiting page ([0-9.]+)s", out)
+    waits = [float(w) for w in re.findall(r"median wait on the waiting page ([0-9.]+)s", out)]
     return {
         "participants": float(len(secs)),
         "completed": float((pa["outcome"] == "completed").sum()),
@@ -79,26 +130,31 @@ def _measure(env: dict[str, str], work: Path, n: int, pool_size: int) -> dict[st
         "first": float(secs[0]),  # the worker's first task also parses and indexes the pool
         "rest_max": float(secs[1:].max()) if len(secs) > 1 else float("nan"),
         "outcomes": outcomes,
-        "page_wait_median": float(wait.group(1)) if wait else float("nan"),
+        # median of the bot processes' medians
+        "page_wait_median": float(np.median(waits)) if waits else float("nan"),
     }
 
 
 def main(argv: list[str] | None = None) -> int:
     a = _args(argv)
-    print(f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; n={a.n}")
+    print(
+        f"load average before: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; "
+        f"n={a.n}, parallel={a.parallel}"
+    )
     rows = []
     for backend in a.backend_list:
         with tempfile.TemporaryDirectory(prefix=f"bench-{backend}-") as tmp:
             work = Path(tmp)
             if backend == "embedded":
-                res = _measure(embedded_env(work), work, a.n, a.pool_size)
+                res = _measure(embedded_env(work), work, a.n, a.pool_size, a.parallel)
             else:
                 with postgres_redis_env(work, a.pg, a.redis) as env:
-                    res = _measure(env, work, a.n, a.pool_size)
+                    res = _measure(env, work, a.n, a.pool_size, a.parallel)
         rows.append((backend, res))
     print(f"load average after:  {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     print()
-    print("profile submit -> recourses stored (seconds), one participant at a time")
+    at_once = "one participant at a time" if a.parallel == 1 else f"{a.parallel} at a time"
+    print(f"profile submit -> recourses stored (seconds), {at_once}")
     print(f"{'backend':<10} {'n':>4} {'completed':>9} {'median':>8} {'p95':>8} {'max':>8} "
           f"{'waiting page (median)':>22}")  # fmt: skip
     for backend, r in rows:
