@@ -135,6 +135,11 @@ def _measure(
     }
 
 
+def _wait_text(seconds: float) -> str:
+    # no median printed: no bot saw the waiting page (recourses were ready on arrival)
+    return "none waited" if np.isnan(seconds) else f"{seconds:.2f}"
+
+
 def main(argv: list[str] | None = None) -> int:
     a = _args(argv)
     print(
@@ -160,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
     for backend, r in rows:
         print(
             f"{backend:<10} {r['participants']:>4.0f} {r['completed']:>9.0f} {r['median']:>8.3f} "
-            f"{r['p95']:>8.3f} {r['max']:>8.3f} {r['page_wait_median']:>22.2f}"
+            f"{r['p95']:>8.3f} {r['max']:>8.3f} {_wait_text(r['page_wait_median']):>22}"
         )
     print()
     for backend, r in rows:
