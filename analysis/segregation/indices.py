@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import math
 import os
+import threading
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -187,6 +188,7 @@ class _NumpyOps:
         self.block_rows, self.block_cols = block_rows, block_cols
         self.n_jobs = n_jobs or len(os.sched_getaffinity(0))
         self.progress: Progress | None = None
+        self._local = threading.local()
         try:
             import torch
 
@@ -198,10 +200,18 @@ class _NumpyOps:
         return a
 
     def gemm(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """a @ b.T into a per-thread buffer of that shape (saves an allocation and its
+        page faults per block); the caller is done with a block before the next."""
         if self._torch is None:
             return a @ b.T
         t = self._torch
-        return (t.from_numpy(a) @ t.from_numpy(b).T).numpy()
+        shape = (a.shape[0], b.shape[0])
+        bufs = self._local.__dict__.setdefault("bufs", {})
+        out = bufs.get(shape)
+        if out is None:
+            out = bufs[shape] = t.empty(shape, dtype=t.float64)
+        t.mm(t.from_numpy(a), t.from_numpy(b).T, out=out)
+        return out.numpy()
 
     @staticmethod
     def count(mask: np.ndarray, axis: int | None = None) -> np.ndarray | int:
