@@ -130,6 +130,10 @@ def _measure(
         "first": float(secs[0]),  # the worker's first task also parses and indexes the pool
         "rest_max": float(secs[1:].max()) if len(secs) > 1 else float("nan"),
         "outcomes": outcomes,
+        "locked": sum(
+            (work / log).read_text().count("database is locked")
+            for log in ("worker.log", "web.log")
+        ),
         # median of the bot processes' medians
         "page_wait_median": float(np.median(waits)) if waits else float("nan"),
     }
@@ -172,7 +176,8 @@ def main(argv: list[str] | None = None) -> int:
         outcomes = ", ".join(f"{k} {v}" for k, v in sorted(r["outcomes"].items()))
         print(
             f"{backend}: first participant (cold pool cache) {r['first']:.3f}s, "
-            f"max of the others {r['rest_max']:.3f}s; outcomes: {outcomes}"
+            f"max of the others {r['rest_max']:.3f}s; outcomes: {outcomes}; "
+            f"'database is locked' in the logs: {r['locked']}"
         )
     return 0
 
