@@ -51,6 +51,7 @@ _FULL_PAIRS = 200_000  # up to this many minority pairs, ε comes from all pairs
 _SAMPLE_PAIRS = 1_000_000  # pairs sampled to bracket the ε order statistic
 _EXACT_CHUNK = 1 << 18
 _CANDIDATE_BUDGET = 20_000_000  # above this many expected bracket pairs, narrow it first
+_TORCH_MIN_BLOCK = 1 << 15  # smaller blocks: numpy (torch's per-call overhead dominates)
 
 
 class SegregationInputError(ValueError):
@@ -202,7 +203,7 @@ class _NumpyOps:
     def gemm(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """a @ b.T into a per-thread buffer of that shape (saves an allocation and its
         page faults per block); the caller is done with a block before the next."""
-        if self._torch is None:
+        if self._torch is None or a.shape[0] * b.shape[0] < _TORCH_MIN_BLOCK:
             return a @ b.T
         t = self._torch
         shape = (a.shape[0], b.shape[0])
@@ -251,7 +252,7 @@ class _NumpyOps:
         return float(s.min())
 
     def exp_neg_sqrt_sum(self, s: np.ndarray) -> float:
-        if self._torch is not None:
+        if self._torch is not None and s.size >= _TORCH_MIN_BLOCK:
             return float(self._torch.from_numpy(s).sqrt_().neg_().exp_().sum())
         np.sqrt(s, out=s)
         np.negative(s, out=s)

@@ -42,8 +42,11 @@ CASES = [
 ]
 
 
+@pytest.mark.parametrize("torch_kernels", [False, True], ids=["numpy-kernels", "torch-kernels"])
 @pytest.mark.parametrize("seed,n,d,kind", CASES)
-def test_indices_equal_slow_formulas(seed, n, d, kind):
+def test_indices_equal_slow_formulas(monkeypatch, seed, n, d, kind, torch_kernels):
+    # small blocks normally use numpy's kernels; force torch's CPU kernels too
+    monkeypatch.setattr(ind, "_TORCH_MIN_BLOCK", 1 if torch_kernels else 1 << 62)
     X, g = _population(seed, n, d, kind)
     is_min = ref.minority_mask(g)
     units = np.random.default_rng(seed).integers(0, 7, size=n)
@@ -142,6 +145,7 @@ def test_small_blocks_cover_every_pair(monkeypatch):
         orig(self, block_rows, block_cols, n_jobs)
 
     monkeypatch.setattr(ind._NumpyOps, "__init__", small)
+    monkeypatch.setattr(ind, "_TORCH_MIN_BLOCK", 1)  # torch's kernels in threads, buffers
     torch = pytest.importorskip("torch")
     threads = torch.get_num_threads()
     r = segregation_indices(X, g, want=("centralization", "avg_proximity"))
