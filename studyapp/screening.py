@@ -16,9 +16,6 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-#: screening keys that the export carries as group attributes
-GROUP_KEYS = ("gender", "age", "income")
-
 _BAND = re.compile(
     r"^\s*(?P<lo>\d+(?:\.\d+)?)?\s*(?P<lo_unit>[MK])?\s*-\s*(?P<hi>\d+(?:\.\d+)?)?\s*(?P<hi_unit>[MK])?\s*$"
 )

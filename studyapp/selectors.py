@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import Count, QuerySet
 
 from .models import Evaluation, Participant, Recourse, Study
 
@@ -68,7 +68,3 @@ def study_evaluations(*, study: Study) -> QuerySet[Evaluation]:
         .select_related("recourse", "participant", "participant__profile")
         .order_by("participant_id", "recourse__position")
     )
-
-
-def study_flagged(*, study: Study) -> QuerySet[Participant]:
-    return Participant.objects.filter(Q(study=study) & Q(flagged=True)).order_by("pk")
