@@ -283,8 +283,7 @@ def edf2_total(
     p = xtx.shape[0]
     if p <= DENSE_AIC_MAX_P and m > 0:
         order = mgcv_order(design)
-        xtx_d = xtx.toarray()[np.ix_(order, order)]
-        h = xtx_d.copy()
+        h = xtx.toarray()[np.ix_(order, order)]
         inv_order = np.empty_like(order)
         inv_order[order] = np.arange(order.size)
         blocks = []
@@ -300,19 +299,25 @@ def edf2_total(
         vr_vals = np.where(pos, vals, 0.0)
         vr = (vecs / (vr_vals + 0.1)) @ vecs.T
         vr = vr[:m, :m]
-        d_list = []
+        phis, d_list = [], []
         for idx, s in blocks:
             rows = rinv[idx, :]  # dH_i = e_idx s e_idx': R^{-T} dH_i R^{-1} = rows' s rows
             a = rows.T @ (s @ rows)
             phi_a = np.triu(a)
             phi_a[np.diag_indices(p)] *= 0.5
+            phis.append(phi_a)
             # d(R^{-1})/d rho_i = -R^{-1} Phi(R^{-T} dH_i R^{-1}), both factors upper triangular
             d_list.append(-sla.blas.dtrmm(1.0, rinv, phi_a))
-        xd = [xtx_d @ di for di in d_list]
+        # tr(D_j' X'X D_i) with X'X = R'R - S and R D_i = -Phi_i:
+        #   = sum(Phi_j * Phi_i) - sum_k tr(D_j[k]' S_k D_i[k])   (no dense p^3 products)
         c2 = 0.0
         for i in range(m):
+            sd_i = [s @ d_list[i][idx, :] for idx, s in blocks]
             for j in range(m):
-                c2 += vr[i, j] * float(np.sum(d_list[j] * xd[i]))
+                term = float(np.sum(phis[j] * phis[i]))
+                for (idx, _), sdi in zip(blocks, sd_i, strict=True):
+                    term -= float(np.sum(d_list[j][idx, :] * sdi))
+                c2 += vr[i, j] * term
         total += c2
         did_c2 = True
     return total, did_c2
