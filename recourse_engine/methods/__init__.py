@@ -1,7 +1,7 @@
 """Recourse methods behind one interface (`RecourseMethod.fit` / `get_counterfactuals`).
 
-Importing this package also registers the `ebr` design strategy (the pool variant of
-explicit balanced recourse), so a study design may name `ebr:k`.
+Importing this package also registers the `ebr` and `ibr` design strategies (the pool
+variants of balanced recourse), so a study design may name `ebr:k` or `ibr:k`.
 """
 
 from __future__ import annotations
@@ -14,6 +14,7 @@ from .cchvae import CCHVAE, IBR
 from .cruds import CRUDS
 from .ebr import EBR, attach_pool_density, fit_pool_density
 from .growing_spheres import GrowingSpheres
+from .ibr_pool import attach_pool_ibr, fit_pool_ibr
 from .store import load_method, save_method
 from .wachter import Wachter
 
@@ -52,7 +53,9 @@ __all__ = [
     "RecourseMethod",
     "Wachter",
     "attach_pool_density",
+    "attach_pool_ibr",
     "fit_pool_density",
+    "fit_pool_ibr",
     "get_method",
     "load_method",
     "save_method",

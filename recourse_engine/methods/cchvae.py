@@ -44,7 +44,7 @@ class CCHVAE(RecourseMethod):
         lay = self.layout
         f_cols = np.flatnonzero(lay.mutable)
         i_cols = np.flatnonzero(~lay.mutable)
-        sens = lay.columns_of([data.sensitive])
+        sens = lay.columns_of([data.sensitive] if data.sensitive else [])
         enc_cols = f_cols if self.balanced else np.concatenate([f_cols, i_cols])
         dec_cols = np.setdiff1d(i_cols, sens) if self.balanced else i_cols
         return f_cols, enc_cols, dec_cols
