@@ -8,6 +8,7 @@ picks are distinct from all earlier picks.
 
 from __future__ import annotations
 
+import importlib
 import re
 from dataclasses import dataclass
 
@@ -65,7 +66,15 @@ class Design:
         return ",".join(str(p) for p in self.parts)
 
 
-def known_strategies() -> list[str]:
+#: modules that register further strategies (balanced recourse); imported only when a design
+#: names a strategy not yet known, so plain designs never pay for their imports
+PLUGIN_MODULES = ("recourse_engine.methods",)
+
+
+def known_strategies(load_plugins: bool = False) -> list[str]:
+    if load_plugins:
+        for name in PLUGIN_MODULES:
+            importlib.import_module(name)
     return sorted({*FIXED_DISTANCE, *RANKED, *UNRANKED, *EXTRA_STRATEGIES})
 
 
@@ -93,7 +102,7 @@ def _parse_part(raw: str) -> DesignPart:
     if not m:
         raise DesignError(f"part {text!r}: expected strategy:k, e.g. sparsest:1 or random:3")
     name, dist, params, k_text = m["name"], m["dist"], m["params"], m["k"]
-    if name not in known_strategies():
+    if name not in known_strategies() and name not in known_strategies(load_plugins=True):
         raise DesignError(
             f"part {text!r}: unknown strategy {name!r}; known: {', '.join(known_strategies())}"
         )

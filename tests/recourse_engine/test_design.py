@@ -34,3 +34,8 @@ def test_bad_designs_name_the_problem(text, needle):
     with pytest.raises(DesignError, match=None) as err:
         parse_design(text)
     assert needle in str(err.value)
+
+
+def test_balanced_strategies_are_known_to_designs():
+    d = parse_design("sparsest:1,ebr:1,ibr:1,random:2")
+    assert [p.label for p in d.parts] == ["sparsest", "ebr", "ibr", "random"]
