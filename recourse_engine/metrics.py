@@ -136,10 +136,24 @@ def invalidation_rate(
 ) -> float:
     """Share of factuals without a counterfactual the model approves (none found counts)."""
     cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
+    if not len(cf):
+        return float("nan")
     ok = found_mask(cf)
     valid = np.zeros(len(cf), dtype=bool)
-    for i in np.flatnonzero(ok):
-        inc = None if cf_income is None else np.asarray(cf_income)[i : i + 1]
-        fi = None if factual_income is None else float(factual_income[i])
-        valid[i] = bool(model.approves(cf[i : i + 1], inc, factual_income=fi)[0])
-    return float(1.0 - valid.mean()) if len(cf) else float("nan")
+    rows = np.flatnonzero(ok)
+    inc = None if cf_income is None else np.asarray(cf_income, dtype=float)
+    if not model.relative_to_factual:  # one batched call
+        if rows.size:
+            valid[rows] = model.approves(cf[rows], None if inc is None else inc[rows])
+        return float(1.0 - valid.mean())
+    if factual_income is None:
+        raise ValueError("a factual-relative model needs factual_income")
+    for i in rows:
+        valid[i] = bool(
+            model.approves(
+                cf[i : i + 1],
+                None if inc is None else inc[i : i + 1],
+                factual_income=float(factual_income[i]),
+            )[0]
+        )
+    return float(1.0 - valid.mean())

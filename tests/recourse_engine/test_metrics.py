@@ -48,3 +48,17 @@ def test_ynn_and_invalidation_against_direct_neighbours():
     inv = invalidation_rate(cf, rule, cf_income=cf_income, factual_income=factual_income)
     valid = [3 * cf_income[i] >= 4 * factual_income[i] for i in range(5)]
     assert inv == pytest.approx(1 - sum(valid) / 6)
+
+
+def test_invalidation_with_a_trained_model_counts_unapproved_and_missing():
+    from recourse_engine import train_sklearn_model
+
+    s = carloan_schema()
+    frame = synth_pool(s, n=300, seed=6)
+    frame["ok"] = (frame["position"] >= 3).astype(int)
+    pool = pool_from_frame(frame, s)
+    model = train_sklearn_model(s, pool, "ok")
+    cf = pool.codes[:40].copy()
+    cf[:5] = np.nan
+    approved = [bool(model.approves(cf[i : i + 1])[0]) for i in range(5, 40)]
+    assert invalidation_rate(cf, model) == pytest.approx(1 - sum(approved) / 40)
