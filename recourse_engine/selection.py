@@ -19,8 +19,10 @@ fills up with an inadmissible profile.
 
 Speed: `PoolIndex` sorts the pool by income once, so the income rule's approved
 set is a contiguous suffix; a factual-independent model's approved rows are
-gathered once. Each search is then d vectorised comparisons over that block and
-one (m, d) cost matrix over the admissible rows — no Python loop over the pool.
+gathered once. Each search is then one contiguous pass per item over the block's
+int8 codes that updates the constraint mask, sparsity and proximity together — no
+Python loop over the pool, no (n, d) temporary. Codes of the admissible rows are
+gathered only for strategies ranking by another distance.
 """
 
 from __future__ import annotations
