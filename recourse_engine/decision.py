@@ -118,8 +118,21 @@ def _labels(pool: Pool, label: str) -> np.ndarray:
     return y.astype(int)
 
 
+class _ThresholdApproval:
+    """Trained models approve where their `predict_proba` reaches the threshold."""
+
+    def approves(
+        self,
+        codes: np.ndarray,
+        income: np.ndarray | None = None,
+        *,
+        factual_income: float | None = None,
+    ) -> np.ndarray:
+        return self.predict_proba(codes, income) >= APPROVAL_THRESHOLD  # type: ignore[attr-defined]
+
+
 @dataclass
-class SklearnModel:
+class SklearnModel(_ThresholdApproval):
     estimator: Any
     schema: FeatureSchema
     use_income: bool = False
@@ -139,15 +152,6 @@ class SklearnModel:
     ) -> np.ndarray:
         feats = _features(self.schema, np.atleast_2d(codes), income, self.use_income)
         return self.estimator.predict_proba(feats)[:, 1]
-
-    def approves(
-        self,
-        codes: np.ndarray,
-        income: np.ndarray | None = None,
-        *,
-        factual_income: float | None = None,
-    ) -> np.ndarray:
-        return self.predict_proba(codes, income) >= APPROVAL_THRESHOLD
 
 
 def train_sklearn_model(
@@ -176,7 +180,7 @@ def train_sklearn_model(
 
 
 @dataclass
-class TorchMLP:
+class TorchMLP(_ThresholdApproval):
     schema: FeatureSchema
     hidden: tuple[int, ...] = (32, 16)
     use_income: bool = False
@@ -217,15 +221,6 @@ class TorchMLP:
         feats = _features(self.schema, np.atleast_2d(codes), income, self.use_income)
         with torch.no_grad():
             return torch.sigmoid(self.logits(feats)).numpy().astype(float)
-
-    def approves(
-        self,
-        codes: np.ndarray,
-        income: np.ndarray | None = None,
-        *,
-        factual_income: float | None = None,
-    ) -> np.ndarray:
-        return self.predict_proba(codes, income) >= APPROVAL_THRESHOLD
 
 
 def train_torch_mlp(

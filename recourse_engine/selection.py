@@ -227,6 +227,23 @@ class PoolIndex:
         return _apply_design(cand, design, rng)
 
 
+def pick_lowest(
+    cand: Candidates, cost: np.ndarray, available: np.ndarray, k: int, rng: np.random.Generator
+) -> list[int]:
+    """Up to k distinct profiles of lowest cost among the available candidates; ties broken
+    uniformly at random. Costs are rounded so that equal sums of fractions tie exactly.
+    Strategies added by other modules rank with it too."""
+    cost = np.round(cost, RANK_DECIMALS)
+    avail = available.copy()
+    out: list[int] = []
+    while len(out) < k and avail.any():
+        best = cost[avail].min()
+        choice = int(rng.choice(np.flatnonzero(avail & (cost == best))))
+        out.append(choice)
+        avail &= ~cand.same_profile(choice)
+    return out
+
+
 def _lowest(
     cand: Candidates,
     part: DesignPart,
@@ -234,16 +251,7 @@ def _lowest(
     available: np.ndarray,
     picked: list[int],
 ) -> list[int]:
-    cost = np.round(cand.distance(part), RANK_DECIMALS)
-    avail = available.copy()
-    out: list[int] = []
-    while len(out) < part.k and avail.any():
-        best = cost[avail].min()
-        ties = np.flatnonzero(avail & (cost == best))
-        choice = int(rng.choice(ties))
-        out.append(choice)
-        avail &= ~cand.same_profile(choice)
-    return out
+    return pick_lowest(cand, cand.distance(part), available, part.k, rng)
 
 
 def _random(

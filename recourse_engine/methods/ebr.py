@@ -32,11 +32,10 @@ import numpy as np
 from scipy.special import logsumexp
 
 from ..design import DesignPart
-from ..distances import RANK_DECIMALS
 from ..encoding import normalise
 from ..pool import Pool
 from ..schema import FeatureSchema
-from ..selection import Candidates, register_strategy
+from ..selection import Candidates, pick_lowest, register_strategy
 from .base import Layout, MethodError, RecourseMethod, nearest_valid, snap
 
 DENSITIES = ("gmm", "kde")
@@ -282,16 +281,7 @@ def ebr_strategy(
     the pool's beta threshold."""
     dens = pool_density(cand.schema, cand.pool)
     above = dens.scores[cand.rows] >= dens.threshold
-    cost = np.round(cand.proximity, RANK_DECIMALS)
-    avail = available & above
-    out: list[int] = []
-    while len(out) < part.k and avail.any():
-        best = cost[avail].min()
-        ties = np.flatnonzero(avail & (cost == best))
-        choice = int(rng.choice(ties))
-        out.append(choice)
-        avail &= ~cand.same_profile(choice)
-    return out
+    return pick_lowest(cand, cand.proximity, available & above, part.k, rng)
 
 
 register_strategy("ebr", ebr_strategy)

@@ -19,11 +19,10 @@ from typing import Any
 import numpy as np
 
 from ..design import DesignPart
-from ..distances import RANK_DECIMALS
 from ..encoding import normalise
 from ..pool import Pool
 from ..schema import FeatureSchema
-from ..selection import Candidates, register_strategy
+from ..selection import Candidates, pick_lowest, register_strategy
 from .base import Layout, MethodError
 from .cchvae import IBR
 from .ebr import DEFAULT_GROUP_COLUMN
@@ -115,15 +114,8 @@ def ibr_strategy(
         return []
     pl = pool_ibr(cand.schema, cand.pool)
     zf = pl.encode(cand.x)[0]
-    dist = np.round(np.linalg.norm(pl.latent[cand.rows] - zf, axis=1), RANK_DECIMALS)
-    avail = available.copy()
-    out: list[int] = []
-    while len(out) < part.k and avail.any():
-        best = dist[avail].min()
-        choice = int(rng.choice(np.flatnonzero(avail & (dist == best))))
-        out.append(choice)
-        avail &= ~cand.same_profile(choice)
-    return out
+    dist = np.linalg.norm(pl.latent[cand.rows] - zf, axis=1)
+    return pick_lowest(cand, dist, available, part.k, rng)
 
 
 register_strategy("ibr", ibr_strategy)
