@@ -261,13 +261,8 @@ def _random(
     available: np.ndarray,
     picked: list[int],
 ) -> list[int]:
-    avail = available.copy()
-    out: list[int] = []
-    while len(out) < part.k and avail.any():
-        choice = int(rng.choice(np.flatnonzero(avail)))
-        out.append(choice)
-        avail &= ~cand.same_profile(choice)
-    return out
+    # equal costs: every available candidate ties, so each pick is uniform among them
+    return pick_lowest(cand, np.zeros(len(cand)), available, part.k, rng)
 
 
 def _diverse(

@@ -20,9 +20,10 @@ approved during the search is exactly what `_finalise` decodes.
 from __future__ import annotations
 
 import time
+import weakref
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 
@@ -31,11 +32,31 @@ from ..distances import CHANGE_TOL
 from ..encoding import denormalise, normalise
 from ..schema import FeatureSchema
 
+T = TypeVar("T")
+
 # reasons a row has no counterfactual
 FOUND = "valid"
 NONE_FOUND = "none_found"
 NOT_APPROVED = "not_approved"
 UNCHANGED = "unchanged"
+
+
+class PoolCache(Generic[T]):
+    """Values fitted on a pool (densities, latent codes), kept while that pool object lives.
+
+    Pools are unhashable dataclasses, so entries are keyed by id and confirmed by a weak
+    reference: a new pool that reuses a dead pool's id never gets the old value.
+    """
+
+    def __init__(self) -> None:
+        self._entries: dict[int, tuple[weakref.ref, T]] = {}
+
+    def get(self, pool: Any) -> T | None:
+        entry = self._entries.get(id(pool))
+        return entry[1] if entry is not None and entry[0]() is pool else None
+
+    def put(self, pool: Any, value: T) -> None:
+        self._entries[id(pool)] = (weakref.ref(pool), value)
 
 
 class MethodError(ValueError):

@@ -24,7 +24,6 @@ pool's `gender` column on first use.
 from __future__ import annotations
 
 import math
-import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,7 +35,7 @@ from ..encoding import normalise
 from ..pool import Pool
 from ..schema import FeatureSchema
 from ..selection import Candidates, pick_lowest, register_strategy
-from .base import Layout, MethodError, RecourseMethod, nearest_valid, snap
+from .base import Layout, MethodError, PoolCache, RecourseMethod, nearest_valid, snap
 
 DENSITIES = ("gmm", "kde")
 
@@ -205,7 +204,7 @@ class PoolDensity:
     threshold: float
 
 
-_POOL_DENSITIES: dict[int, tuple[weakref.ref, PoolDensity]] = {}
+_POOL_DENSITIES: PoolCache[PoolDensity] = PoolCache()
 DEFAULT_GROUP_COLUMN = "gender"
 DEFAULT_POOL_BETA_QUANTILE = 0.5
 
@@ -258,13 +257,13 @@ def attach_pool_density(pool: Pool, density: PoolDensity) -> None:
     """Use `density` whenever the `ebr` strategy selects from `pool`."""
     if density.scores.shape != (len(pool),):
         raise MethodError("pool density has a different number of rows than the pool")
-    _POOL_DENSITIES[id(pool)] = (weakref.ref(pool), density)
+    _POOL_DENSITIES.put(pool, density)
 
 
 def pool_density(schema: FeatureSchema, pool: Pool) -> PoolDensity:
-    entry = _POOL_DENSITIES.get(id(pool))
-    if entry is not None and entry[0]() is pool:
-        return entry[1]
+    cached = _POOL_DENSITIES.get(pool)
+    if cached is not None:
+        return cached
     density = fit_pool_density(schema, pool)
     attach_pool_density(pool, density)
     return density

@@ -12,7 +12,6 @@ strategy fits it with the defaults on first use (seconds, not milliseconds).
 
 from __future__ import annotations
 
-import weakref
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,7 +22,7 @@ from ..encoding import normalise
 from ..pool import Pool
 from ..schema import FeatureSchema
 from ..selection import Candidates, pick_lowest, register_strategy
-from .base import Layout, MethodError
+from .base import Layout, MethodError, PoolCache
 from .cchvae import IBR
 from .ebr import DEFAULT_GROUP_COLUMN
 
@@ -84,19 +83,19 @@ def fit_pool_ibr(
     return PoolLatent(method, method.latent_mean(normalise(schema, pool.codes)))
 
 
-_POOL_LATENTS: dict[int, tuple[weakref.ref, PoolLatent]] = {}
+_POOL_LATENTS: PoolCache[PoolLatent] = PoolCache()
 
 
 def attach_pool_ibr(pool: Pool, latent: PoolLatent) -> None:
     if latent.latent.shape[0] != len(pool):
         raise MethodError("pool IBR was encoded on a different number of rows than the pool")
-    _POOL_LATENTS[id(pool)] = (weakref.ref(pool), latent)
+    _POOL_LATENTS.put(pool, latent)
 
 
 def pool_ibr(schema: FeatureSchema, pool: Pool) -> PoolLatent:
-    entry = _POOL_LATENTS.get(id(pool))
-    if entry is not None and entry[0]() is pool:
-        return entry[1]
+    cached = _POOL_LATENTS.get(pool)
+    if cached is not None:
+        return cached
     latent = fit_pool_ibr(schema, pool)
     attach_pool_ibr(pool, latent)
     return latent
