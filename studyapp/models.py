@@ -9,8 +9,15 @@ from __future__ import annotations
 
 import secrets
 
+from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
+
+#: languages a study can run in (participant pages and the car-loan texts exist in both)
+STUDY_LANGUAGES = (("en", "English"), ("ja", "日本語 (Japanese)"))
+
+#: how a participant can leave a study; each outcome has its own completion code and redirect
+OUTCOMES = ("completed", "screened_out", "quota_full", "failed_attention", "withdrew")
 
 
 def new_access_code() -> str:
@@ -22,27 +29,71 @@ def new_completion_code() -> str:
     return secrets.token_hex(4).upper()
 
 
+def default_outcome_codes() -> dict[str, dict[str, str]]:
+    """A distinct random code per outcome, no redirect: researchers paste their panel's."""
+    return {o: {"code": new_completion_code(), "redirect_url": ""} for o in OUTCOMES}
+
+
 class Study(models.Model):
     class State(models.TextChoices):
         DRAFT = "draft", "Draft"
         LIVE = "live", "Live"
         CLOSED = "closed", "Closed"
 
+    class AttentionRule(models.TextChoices):
+        END = "end", "End the study (failed-attention outcome)"
+        FLAG = "flag", "Let them finish; mark excluded in the export"
+
     slug = models.SlugField(unique=True, help_text="Short id used in links and exports.")
     title = models.CharField(max_length=200)
     state = models.CharField(max_length=10, choices=State.choices, default=State.DRAFT)
+    owner = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="owned_studies",
+    )
+    shared_with = models.ManyToManyField(
+        settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies"
+    )
+    language = models.CharField(
+        max_length=8, choices=STUDY_LANGUAGES, default="en", help_text="Participant pages."
+    )
     schema = models.JSONField(help_text="Feature schema (profile items, screening, evaluation).")
     schema_hash = models.CharField(max_length=32)
-    texts = models.JSONField(default=dict, help_text="Consent, scenario, rejection, ... texts.")
+    texts = models.JSONField(
+        default=dict, help_text="Language -> {text key (consent, scenario, ...) -> text}."
+    )
     consent_version = models.CharField(max_length=40, default="1")
     design = models.CharField(max_length=500, help_text="e.g. sparsest:1,proximate:1,random:3")
     decision_model = models.CharField(max_length=100, default="income_rule")
     pool_csv = models.TextField(help_text="The counterfactual pool as CSV (id, income, items).")
     pool_hash = models.CharField(max_length=64)
     pool_rows = models.PositiveIntegerField(default=0)
+    decision_model_blob = models.BinaryField(
+        null=True, blank=True, help_text="An uploaded trained model (recourse_engine format)."
+    )
     seed = models.BigIntegerField(default=0, help_text="Base seed of recourse selection.")
-    screenout_code = models.CharField(max_length=40, default=new_completion_code)
-    completion_redirect_url = models.URLField(blank=True, default="")
+    outcome_codes = models.JSONField(
+        default=default_outcome_codes,
+        help_text="Outcome -> {code, redirect_url}: " + ", ".join(OUTCOMES) + ".",
+    )
+    panel_param = models.CharField(
+        max_length=60, blank=True, default="", help_text="Extra URL parameter with a panel id."
+    )
+    assignment_timeout_minutes = models.PositiveIntegerField(
+        default=60, help_text="In-progress participants younger than this count as filling."
+    )
+    attention_checks = models.JSONField(
+        default=list, blank=True, help_text="Instructed-response items (see docs/studyapp.md)."
+    )
+    attention_max_failures = models.PositiveSmallIntegerField(
+        default=0, help_text="Failures allowed before the exclusion rule applies."
+    )
+    attention_rule = models.CharField(
+        max_length=10, choices=AttentionRule.choices, default=AttentionRule.END
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -51,6 +102,53 @@ class Study(models.Model):
 
     def __str__(self) -> str:
         return f"{self.slug} ({self.state})"
+
+    @property
+    def page_texts(self) -> dict[str, str]:
+        """Texts in the study's language (falling back to English, key by key)."""
+        texts = self.texts or {}
+        english = texts.get("en", {})
+        return {**english, **texts.get(self.language, {})}
+
+
+class Condition(models.Model):
+    """A between-participant condition: its own design (e.g. distance-selected vs. balanced)."""
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="conditions")
+    name = models.SlugField(max_length=60)
+    design = models.CharField(
+        max_length=500, blank=True, default="", help_text="Blank: the study's design."
+    )
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["study", "position", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["study", "name"], name="condition_unique_name")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}/{self.name}"
+
+
+class Quota(models.Model):
+    """At most `limit` participants (completes plus fresh in-progress) in a cell.
+
+    The cell is a condition, a screening answer (e.g. gender = 2), or both; blank parts
+    match everyone.
+    """
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="quotas")
+    condition = models.ForeignKey(
+        Condition, null=True, blank=True, on_delete=models.CASCADE, related_name="quotas"
+    )
+    screening_key = models.CharField(max_length=60, blank=True, default="")
+    screening_value = models.CharField(max_length=60, blank=True, default="")
+    limit = models.PositiveIntegerField()
+
+    def __str__(self) -> str:
+        cell = [self.condition.name if self.condition else "", self.screening_key]
+        return f"{self.study.slug} quota {'/'.join(c for c in cell if c) or 'all'} <= {self.limit}"
 
 
 class Participant(models.Model):
@@ -64,6 +162,9 @@ class Participant(models.Model):
         COMPLETED = "completed", "Completed"
         SCREENED_OUT = "screened_out", "Screened out"
         NO_RECOURSE = "no_recourse", "No admissible recourse"
+        QUOTA_FULL = "quota_full", "Quota full"
+        FAILED_ATTENTION = "failed_attention", "Failed attention check"
+        WITHDRAWN = "withdrawn", "Withdrew"
 
     class Generation(models.TextChoices):
         NONE = "", "Not requested"
@@ -80,6 +181,11 @@ class Participant(models.Model):
     recruitment_id = models.CharField(
         max_length=100, blank=True, default="", help_text="Panel id (e.g. PROLIFIC_PID)."
     )
+    panel = models.JSONField(
+        default=dict, blank=True, help_text="Other panel parameters (STUDY_ID, SESSION_ID)."
+    )
+    attention = models.JSONField(default=dict, blank=True, help_text="Check key -> answer.")
+    attention_failures = models.PositiveSmallIntegerField(default=0)
     screening = models.JSONField(default=dict, blank=True)
     age = models.PositiveSmallIntegerField(null=True, blank=True)
     gender = models.CharField(max_length=40, blank=True, default="")
@@ -104,7 +210,17 @@ class Participant(models.Model):
     finished_at = models.DateTimeField(null=True, blank=True)
 
     class Meta:
-        indexes = [models.Index(fields=["study", "state"])]
+        indexes = [
+            models.Index(fields=["study", "state"]),
+            models.Index(fields=["study", "condition", "state"]),
+        ]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "recruitment_id"],
+                condition=~models.Q(recruitment_id=""),
+                name="participant_unique_panel_id",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"P{self.pk} ({self.state})"
@@ -192,3 +308,26 @@ class PageVisit(models.Model):
 
     def __str__(self) -> str:
         return f"P{self.participant_id} {self.page}"
+
+
+class Withdrawal(models.Model):
+    """The log of a withdrawal or a deletion on request; the answers themselves are gone."""
+
+    class By(models.TextChoices):
+        PARTICIPANT = "participant", "The participant"
+        RESEARCHER = "researcher", "A researcher, on request"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="withdrawals")
+    participant_number = models.PositiveIntegerField(help_text="The participant's former id.")
+    by = models.CharField(max_length=12, choices=By.choices)
+    by_user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
+    )
+    page = models.CharField(max_length=40, blank=True, default="")
+    at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-at"]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug}: P{self.participant_number} withdrawn by {self.by}"

@@ -24,7 +24,7 @@ class Page:
     def __init__(self, participant: Participant) -> None:
         self.participant = participant
         self.study = participant.study
-        self.texts = participant.study.texts
+        self.texts = participant.study.page_texts
 
     @property
     def key(self) -> str:
@@ -172,7 +172,8 @@ class CompletionPage(Page):
     records_visit = False
 
     def context(self) -> dict[str, Any]:
-        return {"redirect_url": self.study.completion_redirect_url}
+        completed = self.study.outcome_codes.get("completed", {})
+        return {"redirect_url": completed.get("redirect_url", "")}
 
 
 class ScreenedOutPage(Page):

@@ -38,6 +38,7 @@ from .models import (
     Profile,
     Recourse,
     Study,
+    default_outcome_codes,
     new_completion_code,
 )
 
@@ -93,13 +94,24 @@ def study_create(
     schema: FeatureSchema | Mapping[str, Any],
     pool: pd.DataFrame | str,
     design: str,
-    texts: Mapping[str, str],
+    texts: Mapping[str, Any],
     consent_version: str,
     decision_model: str = "income_rule",
     seed: int = 0,
-    completion_redirect_url: str = "",
+    language: str = "en",
+    outcome_codes: Mapping[str, Mapping[str, str]] | None = None,
 ) -> Study:
-    """Create a draft study; the pool is a table (or CSV text) validated by the engine."""
+    """Create a draft study; the pool is a table (or CSV text) validated by the engine.
+
+    `texts` maps a language to its page texts; a flat {key: text} is taken as English.
+    """
+    if texts and not all(isinstance(v, Mapping) for v in texts.values()):
+        texts = {"en": dict(texts)}
+    codes = default_outcome_codes()
+    for outcome, entry in (outcome_codes or {}).items():
+        if outcome not in codes:
+            raise StudyError(f"outcome codes: unknown outcome {outcome!r}")
+        codes[outcome].update(entry)
     if not isinstance(schema, FeatureSchema):
         try:
             schema = engine.schema_of(schema)
@@ -119,7 +131,9 @@ def study_create(
         title=title,
         schema=schema.to_dict(),
         schema_hash=schema.hash(),
-        texts=dict(texts),
+        texts={lang: dict(t) for lang, t in texts.items()},
+        language=language,
+        outcome_codes=codes,
         consent_version=consent_version,
         design=str(engine.design_of(design)),
         decision_model=decision_model,
@@ -127,7 +141,6 @@ def study_create(
         pool_hash=engine.pool_csv_hash(pool_csv),
         pool_rows=rows,
         seed=seed,
-        completion_redirect_url=completion_redirect_url,
     )
 
 
@@ -216,7 +229,7 @@ def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) ->
             p.state = S.CONSENT
         else:
             p.state = S.SCREENED_OUT
-            p.completion_code = p.study.screenout_code
+            p.completion_code = p.study.outcome_codes["screened_out"]["code"]
             p.finished_at = timezone.now()
         p.save()
         _close_visit(p, "screening")

@@ -47,7 +47,7 @@ class Command(StudyCommand):
                     schema=schema,
                     pool=pool,
                     design=design,
-                    texts=carloan.TEXTS,
+                    texts={"en": carloan.TEXTS},
                     consent_version=carloan.CONSENT_VERSION,
                     seed=opts["seed"],
                 )
