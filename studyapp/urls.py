@@ -1,5 +1,5 @@
 from django.contrib import admin
-from django.urls import path
+from django.urls import include, path
 
 from . import views
 
@@ -9,4 +9,6 @@ urlpatterns = [
     path("p/<str:code>/", views.participant_page, name="participant"),
     path("p/<str:code>/status", views.participant_status, name="participant_status"),
     path("admin/", admin.site.urls),
+    path("console/", include("studyapp.console.urls")),
+    path("api/", include("studyapp.api.urls")),
 ]

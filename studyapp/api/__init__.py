@@ -1,0 +1,1 @@
+"""The researchers' REST API (Django REST Framework, OpenAPI schema by drf-spectacular)."""

@@ -1,0 +1,5 @@
+"""Routes of the REST API, mounted under /api/."""
+
+from __future__ import annotations
+
+urlpatterns: list = []
