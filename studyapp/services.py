@@ -32,6 +32,7 @@ from recourse_engine import (
 
 from . import engine, screening
 from .models import (
+    Condition,
     Evaluation,
     PageVisit,
     Participant,
@@ -41,6 +42,8 @@ from .models import (
     default_outcome_codes,
     new_completion_code,
 )
+from .withdrawal import participant_delete as participant_delete
+from .withdrawal import participant_withdraw as participant_withdraw
 
 log = logging.getLogger(__name__)
 
@@ -295,10 +298,21 @@ def profile_submit(*, participant: Participant, values: Mapping[str, int | float
 
 
 # --- recourse generation (the Celery task's body) ------------------------------------------
+def _generation_of(participant_id: int) -> str:
+    """The stored generation status; "" when the participant was deleted on request."""
+    found = Participant.objects.filter(pk=participant_id).values_list("generation", flat=True)
+    return found.first() or ""
+
+
 def _mark_running(participant_id: int) -> Participant | None:
     with transaction.atomic():
-        p = Participant.objects.select_for_update().select_related("study").get(pk=participant_id)
-        if p.state != S.WAITING or p.generation in (G.DONE, G.EMPTY, G.FAILED):
+        p = (
+            Participant.objects.select_for_update()
+            .select_related("study")
+            .filter(pk=participant_id)
+            .first()
+        )
+        if p is None or p.state != S.WAITING or p.generation in (G.DONE, G.EMPTY, G.FAILED):
             return None  # already generated (re-delivered task) or not asked for
         p.generation = G.RUNNING
         p.generation_started_at = p.generation_started_at or timezone.now()
@@ -307,16 +321,34 @@ def _mark_running(participant_id: int) -> Participant | None:
         return p
 
 
+def _design_for(p: Participant) -> str:
+    """The participant's condition's design when it has one, else the study's."""
+    if p.condition:
+        own = (
+            Condition.objects.filter(study_id=p.study_id, name=p.condition)
+            .values_list("design", flat=True)
+            .first()
+        )
+        if own and own.strip():
+            return own
+    return p.study.design
+
+
 def recourses_generate(*, participant_id: int) -> str:
     """Select and store a participant's recourses; idempotent (returns the final status)."""
     p = _mark_running(participant_id)
     if p is None:
-        return Participant.objects.values_list("generation", flat=True).get(pk=participant_id)
+        return _generation_of(participant_id)
     t0 = time.perf_counter()
     try:
         schema, index = engine.pool_index_for(p.study)
-        values = Profile.objects.values_list("values", flat=True).get(participant_id=p.pk)
-        selection = index.select(values, p.income_jpy, p.study.design, seed=p.selection_seed)
+        values = (
+            Profile.objects.values_list("values", flat=True).filter(participant_id=p.pk).first()
+        )
+        if values is None:  # withdrew while the task ran: nothing left to work on
+            return _generation_of(participant_id)
+        design = _design_for(p)
+        selection = index.select(values, p.income_jpy, design, seed=p.selection_seed)
     except (PoolError, DesignError, ModelError, SchemaError, engine.StudyConfigError) as exc:
         return recourses_fail(participant_id=participant_id, error=f"study configuration: {exc}")
     seconds = time.perf_counter() - t0
@@ -342,8 +374,14 @@ def recourses_generate(*, participant_id: int) -> str:
         for i, pick in enumerate(selection.picks)
     ]
     with transaction.atomic():
-        locked = Participant.objects.select_for_update().get(pk=participant_id)
-        if locked.recourses.exists() or locked.generation in (G.DONE, G.EMPTY):
+        locked = Participant.objects.select_for_update().filter(pk=participant_id).first()
+        if locked is None:
+            return ""
+        if (
+            locked.state != S.WAITING
+            or locked.recourses.exists()
+            or locked.generation in (G.DONE, G.EMPTY)
+        ):
             return locked.generation
         Recourse.objects.bulk_create(rows)
         locked.generation_finished_at = timezone.now()
@@ -371,7 +409,14 @@ def recourses_fail(*, participant_id: int, error: str) -> str:
     """Give up on generation: the participant is told politely, the case is flagged."""
     log.error("recourse generation failed for participant %s: %s", participant_id, error)
     with transaction.atomic():
-        p = Participant.objects.select_for_update().select_related("study").get(pk=participant_id)
+        p = (
+            Participant.objects.select_for_update()
+            .select_related("study")
+            .filter(pk=participant_id)
+            .first()
+        )
+        if p is None:
+            return ""
         if p.generation in (G.DONE, G.EMPTY) or p.state != S.WAITING:
             return p.generation
         p.generation = G.FAILED
