@@ -331,3 +331,39 @@ class Withdrawal(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study.slug}: P{self.participant_number} withdrawn by {self.by}"
+
+
+class FittedMethod(models.Model):
+    """A balanced-recourse model (EBR density, IBR encoder) fitted on a study's pool.
+
+    Fitted by a Celery task when the study goes live; the worker loads the stored fit
+    instead of fitting again (keyed by the pool's hash, so a new pool is fitted anew).
+    """
+
+    class State(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Fitting"
+        DONE = "done", "Ready"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="fitted_methods")
+    strategy = models.CharField(max_length=20)
+    pool_hash = models.CharField(max_length=64)
+    state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
+    progress = models.FloatField(default=0.0, help_text="0..1")
+    message = models.CharField(max_length=500, blank=True, default="")
+    blob = models.BinaryField(null=True, blank=True, editable=False)
+    seconds = models.FloatField(null=True, blank=True)
+    queued_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["study", "strategy"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "strategy", "pool_hash"], name="fitted_method_unique"
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.study.slug} {self.strategy} ({self.state}, {self.progress:.0%})"

@@ -35,3 +35,11 @@ def generate_recourses(self, participant_id: int) -> str:
         return services.recourses_fail(
             participant_id=participant_id, error="recourse search exceeded the task time limit"
         )
+
+
+@shared_task(acks_late=True, time_limit=3600, soft_time_limit=3500)
+def fit_balanced_methods(study_id: int) -> dict[str, str]:
+    """Fit a live study's EBR/IBR models on its pool (may take minutes: own time limit)."""
+    from . import method_fitting
+
+    return method_fitting.fits_run(study_id=study_id)

@@ -56,20 +56,28 @@ def kl_normal(mu: Any, logvar: Any, prior_mu: Any = 0.0, prior_logvar: Any = 0.0
 
 
 def minibatches(
-    n: int, batch: int, epochs: int, rng: np.random.Generator, progress: bool, desc: str
+    n: int,
+    batch: int,
+    epochs: int,
+    rng: np.random.Generator,
+    progress: bool | Callable[[int, int], None],
+    desc: str,
 ) -> Iterator[np.ndarray]:
-    """Index batches for `epochs` passes, with a tqdm bar over epochs when asked."""
+    """Index batches for `epochs` passes, with a tqdm bar over epochs when asked, or a
+    callback `progress(epochs done, epochs)` after each epoch (the study app's progress)."""
     epochs_iter: Any = range(epochs)
-    if progress:
+    if progress is True:
         import sys
 
         from tqdm import tqdm
 
         epochs_iter = tqdm(epochs_iter, desc=desc, unit="epoch", file=sys.stderr, leave=False)
-    for _ in epochs_iter:
+    for epoch in epochs_iter:
         order = rng.permutation(n)
         for start in range(0, n, batch):
             yield order[start : start + batch]
+        if callable(progress):
+            progress(epoch + 1, epochs)
 
 
 def latent_sphere_search(
