@@ -2,4 +2,38 @@
 
 from __future__ import annotations
 
-urlpatterns: list = []
+from django.urls import path
+from rest_framework.routers import SimpleRouter
+
+from .auth_views import DocsView, ResearcherTokenView, SchemaView
+from .data_views import EvaluationViewSet, ExportView, MonitorView, ParticipantViewSet
+from .study_views import StudyViewSet
+
+router = SimpleRouter()
+router.register("studies", StudyViewSet, basename="api-study")
+
+STUDY = "studies/<slug:slug>/"
+
+urlpatterns = [
+    path("token/", ResearcherTokenView.as_view(), name="api-token"),
+    path("schema/", SchemaView.as_view(), name="api-schema"),
+    path("docs/", DocsView.as_view(url_name="api-schema"), name="api-docs"),
+    *router.urls,
+    path(
+        f"{STUDY}participants/",
+        ParticipantViewSet.as_view({"get": "list"}),
+        name="api-participant-list",
+    ),
+    path(
+        f"{STUDY}participants/<int:pk>/",
+        ParticipantViewSet.as_view({"get": "retrieve", "delete": "destroy"}),
+        name="api-participant-detail",
+    ),
+    path(
+        f"{STUDY}evaluations/",
+        EvaluationViewSet.as_view({"get": "list"}),
+        name="api-evaluation-list",
+    ),
+    path(f"{STUDY}export/", ExportView.as_view(), name="api-export"),
+    path(f"{STUDY}monitor/", MonitorView.as_view(), name="api-monitor"),
+]

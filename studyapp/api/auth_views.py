@@ -1,0 +1,52 @@
+"""Getting a token, and the API's own description (OpenAPI schema, Swagger UI) — the
+description is for researchers too: it lists what the platform stores."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
+from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.views import ObtainAuthToken
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import AllowAny, IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from studyapp import access
+
+from .permissions import IsResearcher
+
+
+class ResearcherTokenView(ObtainAuthToken):
+    """POST username + password: the account's token (created on first use).
+
+    Only researcher accounts get one; a wrong password and a non-researcher account both
+    answer 400, as DRF's own view does for bad credentials.
+    """
+
+    authentication_classes: list = []
+    permission_classes = [AllowAny]
+
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        user = serializer.validated_data["user"]
+        if not access.is_researcher(user):
+            raise ValidationError(
+                {"non_field_errors": ["This account is not a researcher (staff) account."]}
+            )
+        token, _ = Token.objects.get_or_create(user=user)
+        return Response({"token": token.key})
+
+
+class SchemaView(SpectacularAPIView):
+    """The OpenAPI 3 schema (JSON with ?format=json, YAML by default)."""
+
+    permission_classes = [IsAuthenticated, IsResearcher]
+
+
+class DocsView(SpectacularSwaggerView):
+    """Swagger UI over the schema; its JS and CSS come from the jsDelivr CDN."""
+
+    permission_classes = [IsAuthenticated, IsResearcher]

@@ -1,0 +1,172 @@
+"""What a study collected: participants (list, one, delete on request), evaluations, the
+export ZIP and the monitor figures. Readable by everyone the study is visible to; panel ids
+only for its owner and only when asked for."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import StreamingHttpResponse
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import status, viewsets
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from studyapp import selectors, services
+from studyapp.models import Evaluation, Participant, Study
+
+from . import data_serializers as ds
+from .filters import EvaluationFilter, ParticipantFilter
+from .params import SLUG, WITH_PANEL_IDS, WITH_TEXT, Pages, flag
+from .permissions import IsResearcher, require_owner, visible_study
+
+NOT_FOUND = OpenApiResponse(description="No such study (or participant) among those you can see.")
+FORBIDDEN = OpenApiResponse(description="Not a researcher, or panel ids asked for by a non-owner.")
+
+
+def _panel_ids(request: Request, study: Study) -> bool:
+    """`?with_panel_ids=1`, refused (403) to anyone but the owner."""
+    wanted = flag(request, "with_panel_ids")
+    if wanted:
+        require_owner(request.user, study, "see panel ids")
+    return wanted
+
+
+class StudyScoped:
+    """A view under /studies/{slug}/: the study is looked up once, visible or 404."""
+
+    permission_classes = [IsAuthenticated, IsResearcher]
+    kwargs: dict[str, Any]
+    request: Request
+
+    @property
+    def study(self) -> Study:
+        if not hasattr(self, "_study"):
+            self._study = visible_study(self.request.user, self.kwargs["slug"])
+        return self._study
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="Participants of a study (paged, filterable)",
+        parameters=[SLUG, WITH_PANEL_IDS],
+        responses={
+            200: ds.ParticipantWithPanelSerializer(many=True),
+            403: FORBIDDEN,
+            404: NOT_FOUND,
+        },
+    ),
+    retrieve=extend_schema(
+        summary="One participant, with profile and attention answers",
+        parameters=[SLUG, WITH_PANEL_IDS],
+        responses={200: ds.ParticipantDetailWithPanelSerializer, 403: FORBIDDEN, 404: NOT_FOUND},
+    ),
+    destroy=extend_schema(
+        summary="Delete a participant and all their answers, on their request (logged)",
+        parameters=[SLUG],
+        responses={204: None, 404: NOT_FOUND},
+    ),
+)
+class ParticipantViewSet(StudyScoped, viewsets.ReadOnlyModelViewSet):
+    """Participants by pseudonymous id; never their access code."""
+
+    filterset_class = ParticipantFilter
+    pagination_class = Pages
+    lookup_value_regex = "[0-9]+"
+    queryset = Participant.objects.none()  # for the schema; requests use get_queryset
+
+    def get_queryset(self) -> Any:
+        return selectors.study_participants(study=self.study)
+
+    def get_serializer_class(self) -> Any:
+        if getattr(self, "swagger_fake_view", False):
+            return ds.ParticipantSerializer
+        panel = _panel_ids(self.request, self.study)
+        if self.action == "retrieve":
+            return (
+                ds.ParticipantDetailWithPanelSerializer if panel else ds.ParticipantDetailSerializer
+            )
+        return ds.ParticipantWithPanelSerializer if panel else ds.ParticipantSerializer
+
+    def destroy(self, request: Request, slug: str, pk: str) -> Response:
+        participant = self.get_object()
+        services.participant_delete(participant=participant, by_user=request.user)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema_view(
+    list=extend_schema(
+        summary="Evaluations of a study (paged, filterable)",
+        parameters=[SLUG, WITH_TEXT],
+        responses={200: ds.EvaluationWithTextSerializer(many=True), 404: NOT_FOUND},
+    )
+)
+class EvaluationViewSet(StudyScoped, viewsets.GenericViewSet):
+    """One row per evaluation, with the recourse it rates."""
+
+    filterset_class = EvaluationFilter
+    pagination_class = Pages
+    queryset = Evaluation.objects.none()  # for the schema; requests use get_queryset
+
+    def get_queryset(self) -> Any:
+        return selectors.study_evaluations(study=self.study)
+
+    def get_serializer_class(self) -> Any:
+        if getattr(self, "swagger_fake_view", False):
+            return ds.EvaluationSerializer
+        if flag(self.request, "with_text"):
+            return ds.EvaluationWithTextSerializer
+        return ds.EvaluationSerializer
+
+    def list(self, request: Request, slug: str) -> Response:
+        page = self.paginate_queryset(self.filter_queryset(self.get_queryset()))
+        return self.get_paginated_response(self.get_serializer(page, many=True).data)
+
+
+class ExportView(StudyScoped, APIView):
+    """evaluations.csv, participants.csv, codebook.csv, schema.json and Parquet copies,
+    zipped while streaming (no timeout at 10,000 participants)."""
+
+    @extend_schema(
+        summary="The study's export as a streamed ZIP (CSV, Parquet, codebook)",
+        parameters=[SLUG, WITH_PANEL_IDS, WITH_TEXT],
+        responses={
+            (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="ZIP"),
+            403: FORBIDDEN,
+            404: NOT_FOUND,
+        },
+    )
+    def get(self, request: Request, slug: str) -> Any:
+        from studyapp.export import export_zip_stream
+
+        study = self.study
+        panel = _panel_ids(request, study)
+        text = flag(request, "with_text")
+        response = StreamingHttpResponse(
+            export_zip_stream(study, with_panel_ids=panel, with_text=text),
+            content_type="application/zip",
+        )
+        response["Content-Disposition"] = f'attachment; filename="{study.slug}-export.zip"'
+        return response
+
+    def perform_content_negotiation(self, request: Request, force: bool = False) -> Any:
+        # the ZIP bypasses renderers; errors are JSON whatever the Accept header says
+        return super().perform_content_negotiation(request, force=True)
+
+
+class MonitorView(StudyScoped, APIView):
+    """The figures of the console's monitor page (`studyapp.monitor.study_monitor`)."""
+
+    @extend_schema(
+        summary="Monitor figures: participants by state and condition, completion, "
+        "durations, recourse latency and failures, quota fill, last activity",
+        parameters=[SLUG],
+        responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        from studyapp.monitor import study_monitor
+
+        return Response(study_monitor(self.study))

@@ -1,0 +1,259 @@
+"""Study endpoints: list, create, retrieve, change settings, delete, state, duplicate, share,
+pool upload. Views validate with a serializer, call a write function, answer; the access
+rule is `studyapp.access` (through `permissions`)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Count
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
+from rest_framework import status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import JSONParser, MultiPartParser
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from studyapp import access, services, study_setup
+from studyapp.models import Study
+
+from . import study_serializers as ss
+from . import study_writes
+from .errors import Conflict, as_validation_error
+from .params import SLUG
+from .parsers import CSVBodyParser
+from .permissions import IsResearcher, require_owner
+
+NOT_FOUND = OpenApiResponse(description="No such study among those you can see.")
+FORBIDDEN = OpenApiResponse(description="Not a researcher, or not the study's owner.")
+CONFLICT = OpenApiResponse(description="The study's state does not allow this.")
+BAD = OpenApiResponse(description="Invalid payload; the body names each bad field.")
+SETTINGS = (
+    "outcome_codes",
+    "panel_param",
+    "assignment_timeout_minutes",
+    "attention_checks",
+    "attention_max_failures",
+    "attention_rule",
+    "conditions",
+    "decision_model",
+)
+
+
+def _validated(serializer_class: type, request: Request, **context: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=request.data, context={"request": request, **context})
+    serializer.is_valid(raise_exception=True)
+    return dict(serializer.validated_data)
+
+
+@extend_schema_view(
+    list=extend_schema(summary="Studies you own or that are shared with you"),
+    retrieve=extend_schema(
+        summary="One study (with its schema)",
+        parameters=[SLUG],
+        responses={200: ss.StudyDetailSerializer, 404: NOT_FOUND},
+    ),
+)
+class StudyViewSet(viewsets.GenericViewSet):
+    permission_classes = [IsAuthenticated, IsResearcher]
+    serializer_class = ss.StudySerializer
+    lookup_field = "slug"
+    lookup_value_regex = "[-a-zA-Z0-9_]+"
+    filter_backends: list = []
+    parser_classes = [JSONParser]
+
+    def get_queryset(self) -> Any:
+        return (
+            access.studies_for(self.request.user)
+            .select_related("owner")
+            .prefetch_related("shared_with", "conditions")
+            .annotate(participant_count=Count("participants", distinct=True))
+            .order_by("slug")
+        )
+
+    def _out(self, study: Study, code: int = status.HTTP_200_OK) -> Response:
+        study = self.get_queryset().filter(pk=study.pk).first() or study
+        return Response(ss.StudyDetailSerializer(study).data, status=code)
+
+    def list(self, request: Request) -> Response:
+        page = self.paginate_queryset(self.get_queryset())
+        return self.get_paginated_response(ss.StudySerializer(page, many=True).data)
+
+    def retrieve(self, request: Request, slug: str) -> Response:
+        return Response(ss.StudyDetailSerializer(self.get_object()).data)
+
+    @extend_schema(
+        summary="Create a draft study (owner: you)",
+        request=ss.StudyCreateSerializer,
+        responses={201: ss.StudyDetailSerializer, 400: BAD},
+    )
+    def create(self, request: Request) -> Response:
+        data = _validated(ss.StudyCreateSerializer, request)
+        pool = data.pop("pool", None)
+        settings = {k: data.pop(k) for k in SETTINGS if k in data}
+        try:
+            with transaction.atomic():
+                study = study_setup.study_create_from_schema(
+                    slug=data["slug"],
+                    title=data["title"],
+                    schema=data.get("schema"),
+                    owner=request.user,
+                    design=data.get("design"),
+                    pool=pool.encode() if pool is not None else None,
+                    language=data.get("language", "en"),
+                    texts=data.get("texts"),
+                    consent_version=data.get("consent_version"),
+                    seed=data.get("seed", 0),
+                    pool_size=data.get("pool_size", 3683),
+                )
+                if settings:
+                    study_writes.study_update(study=study, changes=settings)
+        except study_setup.PoolRejected as exc:
+            raise ValidationError(
+                {"pool": [str(exc)], "pool_preview": exc.preview.to_dict()}
+            ) from None
+        except services.StudyError as exc:
+            raise as_validation_error(exc, ss.StudyCreateSerializer().fields) from None
+        return self._out(study, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Change settings (design and texts only while the study is a draft)",
+        parameters=[SLUG],
+        request=ss.StudyUpdateSerializer,
+        responses={200: ss.StudyDetailSerializer, 400: BAD, 404: NOT_FOUND, 409: CONFLICT},
+    )
+    def partial_update(self, request: Request, slug: str) -> Response:
+        study = self.get_object()
+        changes = _validated(ss.StudyUpdateSerializer, request, study=study)
+        try:
+            study_writes.study_update(study=study, changes=changes)
+        except study_writes.StudyFrozen as exc:
+            raise Conflict(str(exc)) from None
+        except services.StudyError as exc:
+            if study.state != Study.State.DRAFT:
+                raise Conflict(str(exc)) from None
+            raise as_validation_error(exc, ss.StudyUpdateSerializer().fields) from None
+        return self._out(study)
+
+    @extend_schema(
+        summary="Delete a study nobody has taken part in (owner only)",
+        parameters=[SLUG],
+        responses={204: None, 403: FORBIDDEN, 404: NOT_FOUND, 409: CONFLICT},
+    )
+    def destroy(self, request: Request, slug: str) -> Response:
+        study = self.get_object()
+        require_owner(request.user, study, "delete it")
+        try:
+            study_writes.study_delete(study=study)
+        except services.StudyError as exc:
+            raise Conflict(str(exc)) from None
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        summary="Go live or close",
+        parameters=[SLUG],
+        request=ss.StateSerializer,
+        responses={200: ss.StudyDetailSerializer, 400: BAD, 404: NOT_FOUND, 409: CONFLICT},
+    )
+    @action(detail=True, methods=["post"])
+    def state(self, request: Request, slug: str) -> Response:
+        study = self.get_object()
+        data = _validated(ss.StateSerializer, request)
+        try:
+            services.study_set_state(study=study, state=data["state"])
+        except services.StudyError as exc:
+            raise Conflict(str(exc)) from None
+        return self._out(study)
+
+    @extend_schema(
+        summary="Copy a study into a new draft owned by you (owner only)",
+        parameters=[SLUG],
+        request=ss.DuplicateSerializer,
+        responses={201: ss.StudyDetailSerializer, 400: BAD, 403: FORBIDDEN, 404: NOT_FOUND},
+    )
+    @action(detail=True, methods=["post"])
+    def duplicate(self, request: Request, slug: str) -> Response:
+        study = self.get_object()
+        require_owner(request.user, study, "duplicate it")
+        data = _validated(ss.DuplicateSerializer, request)
+        try:
+            copy = study_setup.study_duplicate(study=study, slug=data["slug"], owner=request.user)
+        except services.StudyError as exc:
+            raise as_validation_error(exc, ["slug"]) from None
+        return self._out(copy, status.HTTP_201_CREATED)
+
+    @extend_schema(
+        summary="Share with another researcher, or stop sharing (owner only)",
+        parameters=[SLUG],
+        request=ss.ShareSerializer,
+        responses={200: ss.StudyDetailSerializer, 400: BAD, 403: FORBIDDEN, 404: NOT_FOUND},
+    )
+    @action(detail=True, methods=["post"])
+    def share(self, request: Request, slug: str) -> Response:
+        study = self.get_object()
+        require_owner(request.user, study, "share it")
+        data = _validated(ss.ShareSerializer, request)
+        try:
+            study_writes.study_share(study=study, user=data["username"], remove=data["remove"])
+        except services.StudyError as exc:
+            raise ValidationError({"username": [str(exc)]}) from None
+        return self._out(study)
+
+    @extend_schema(
+        summary="Replace a draft study's pool (all or nothing)",
+        description=(
+            "Send the CSV as a multipart form field `file`, or as the raw body with "
+            "`Content-Type: text/csv`. 200 with the preview when stored; 400 with the "
+            "preview's errors and rejected rows when not (nothing changed)."
+        ),
+        parameters=[SLUG],
+        request={
+            "multipart/form-data": ss.PoolUploadSerializer,
+            "text/csv": OpenApiTypes.STR,
+        },
+        responses={
+            200: ss.PoolPreviewSerializer,
+            400: ss.PoolPreviewSerializer,
+            404: NOT_FOUND,
+            409: CONFLICT,
+        },
+    )
+    @action(
+        detail=True,
+        methods=["put"],
+        parser_classes=[MultiPartParser, CSVBodyParser],
+        url_path="pool",
+    )
+    def pool(self, request: Request, slug: str) -> Response:
+        study = self.get_object()
+        if study.state != Study.State.DRAFT:
+            raise Conflict(
+                f"study {study.slug} is {study.state}: its pool is frozen once it has gone live"
+            )
+        data = self._pool_bytes(request)
+        try:
+            preview = study_setup.study_replace_pool(study=study, data=data)
+        except services.StudyError as exc:
+            raise Conflict(str(exc)) from None
+        body = preview.to_dict()
+        return Response(body, status=status.HTTP_200_OK if preview.ok else 400)
+
+    @staticmethod
+    def _pool_bytes(request: Request) -> bytes:
+        if isinstance(request.data, bytes):
+            return request.data
+        unknown = sorted(set(request.data) - {"file"})
+        if unknown:
+            raise ValidationError(
+                {name: ["Unknown field; send the CSV as 'file'."] for name in unknown}
+            )
+        upload = request.FILES.get("file")
+        if upload is None:
+            raise ValidationError(
+                {"file": ["Send the pool CSV as the multipart field 'file' or as a text/csv body."]}
+            )
+        return upload.read()
