@@ -2,15 +2,22 @@
 
 `evaluations.csv` has one row per evaluation, `participants.csv` one per participant,
 `codebook.csv` one per column of both, `schema.json` the study's schema (so analyses can
-decode item codes). The panel id (recruitment id) and access code are never exported.
+decode item codes). The access code is never exported; panel ids (recruitment id, panel
+parameters) and free-text answers only when asked for.
+
+Rows are built one at a time by `_evaluation_row`/`_participant_row`, so the frames below
+and the streamed ZIP (`export_zip_stream`, chunk by chunk) cannot disagree.
 """
 
 from __future__ import annotations
 
+import datetime as dt
+import io
 import json
 import shutil
 import tempfile
-from collections.abc import Iterable
+import zipfile
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -59,98 +66,21 @@ def _codes(schema: FeatureSchema, values: dict[str, Any] | None, prefix: str) ->
     return {f"{prefix}{k}": values.get(k) for k in schema.keys}
 
 
-def evaluations_frame(study: Study, *, with_text: bool = False) -> pd.DataFrame:
-    schema = engine.schema_of(study.schema)
-    rows = []
-    for ev in selectors.study_evaluations(study=study):
-        p, r = ev.participant, ev.recourse
-        profile = getattr(p, "profile", None)
-        rows.append(
-            {
-                "study": study.slug,
-                "participant": p.pk,
-                "condition": p.condition,
-                "gender": p.gender,
-                "age": p.age,
-                "income": p.income_jpy,
-                "recourse": r.pk,
-                "strategy": r.strategy,
-                "position": r.position,
-                "sparsity": r.sparsity,
-                "proximity": r.proximity,
-                "changed": ";".join(r.changed),
-                "impossible": ";".join(ev.impossible),
-                "any_impossible": int(bool(ev.impossible)),
-                "acceptance": ev.acceptance,
-                "action": ev.action,
-                "acceptance_why": ev.acceptance_why,
-                "action_why": ev.action_why,
-                "seconds_on_page": round(ev.seconds_on_page, 3),
-                "submitted_at": _iso(ev.submitted_at),
-                **_codes(schema, profile.values if profile else None, "x_"),
-                **_codes(schema, r.values, "cf_"),
-            }
-        )
+PANEL_COLUMNS = ("recruitment_id", "panel")
+
+
+def evaluation_columns(schema: FeatureSchema, *, with_text: bool = False) -> list[str]:
     columns = [c for c in EVALUATION_COLUMNS if with_text or c not in TEXT_COLUMNS]
-    columns += [f"x_{k}" for k in schema.keys] + [f"cf_{k}" for k in schema.keys]
-    frame = pd.DataFrame(rows, columns=columns)
-    _integer_columns(frame, schema, ["age"])
-    return frame
+    return columns + [f"x_{k}" for k in schema.keys] + [f"cf_{k}" for k in schema.keys]
 
 
-def _outcome(p: Participant) -> str:
-    S = Participant.State
-    return {
-        S.COMPLETED: "completed",
-        S.SCREENED_OUT: "screened_out",
-        S.NO_RECOURSE: "no_recourse",
-    }.get(p.state, "incomplete")
-
-
-def _screening_value(value: Any) -> Any:
-    if isinstance(value, list):
-        return ";".join(str(v) for v in value)
-    return value
-
-
-def participants_frame(study: Study) -> pd.DataFrame:
-    schema = engine.schema_of(study.schema)
-    qs = screening.questions(study.schema)
-    rows = []
-    for p in selectors.study_participants(study=study):
-        profile = getattr(p, "profile", None)
-        rows.append(
-            {
-                "study": study.slug,
-                "participant": p.pk,
-                "condition": p.condition,
-                "state": p.state,
-                "outcome": _outcome(p),
-                **{f"screen_{q['key']}": _screening_value(p.screening.get(q["key"])) for q in qs},
-                "gender": p.gender,
-                "age": p.age,
-                "income_band": p.income_band,
-                "income": p.income_jpy,
-                "consent_version": p.consent_version,
-                "consented_at": _iso(p.consented_at),
-                "decision": profile.decision if profile else "",
-                "generation": p.generation,
-                "recourses_seconds": (
-                    round((p.generation_finished_at - p.generation_queued_at).total_seconds(), 3)
-                    if p.generation_finished_at and p.generation_queued_at
-                    else None
-                ),
-                "n_evaluations": p.n_evaluations,
-                "flagged": int(p.flagged),
-                "flag_reason": p.flag_reason,
-                "started_at": _iso(p.created_at),
-                "finished_at": _iso(p.finished_at),
-                **_codes(schema, profile.values if profile else None, "x_"),
-            }
-        )
-    columns = [
+def participant_columns(
+    schema: FeatureSchema, qs: list[dict[str, Any]], *, with_panel_ids: bool = False
+) -> list[str]:
+    return [
         "study",
         "participant",
+        *(PANEL_COLUMNS if with_panel_ids else ()),
         "condition",
         "state",
         "outcome",
@@ -165,16 +95,140 @@ def participants_frame(study: Study) -> pd.DataFrame:
         "generation",
         "recourses_seconds",
         "n_evaluations",
+        "attention_failures",
+        "attention_excluded",
         "flagged",
         "flag_reason",
         "started_at",
         "finished_at",
         *[f"x_{k}" for k in schema.keys],
     ]
+
+
+def _evaluation_row(study: Study, schema: FeatureSchema, ev: Any) -> dict[str, Any]:
+    p, r = ev.participant, ev.recourse
+    profile = getattr(p, "profile", None)
+    return {
+        "study": study.slug,
+        "participant": p.pk,
+        "condition": p.condition,
+        "gender": p.gender,
+        "age": p.age,
+        "income": p.income_jpy,
+        "recourse": r.pk,
+        "strategy": r.strategy,
+        "position": r.position,
+        "sparsity": r.sparsity,
+        "proximity": r.proximity,
+        "changed": ";".join(r.changed),
+        "impossible": ";".join(ev.impossible),
+        "any_impossible": int(bool(ev.impossible)),
+        "acceptance": ev.acceptance,
+        "action": ev.action,
+        "acceptance_why": ev.acceptance_why,
+        "action_why": ev.action_why,
+        "seconds_on_page": round(ev.seconds_on_page, 3),
+        "submitted_at": _iso(ev.submitted_at),
+        **_codes(schema, profile.values if profile else None, "x_"),
+        **_codes(schema, r.values, "cf_"),
+    }
+
+
+def _evaluation_frame(
+    rows: list[dict[str, Any]], columns: list[str], schema: FeatureSchema
+) -> pd.DataFrame:
+    frame = pd.DataFrame(rows, columns=columns)
+    _integer_columns(frame, schema, ["age"])
+    return frame
+
+
+def evaluations_frame(study: Study, *, with_text: bool = False) -> pd.DataFrame:
+    schema = engine.schema_of(study.schema)
+    rows = [_evaluation_row(study, schema, ev) for ev in selectors.study_evaluations(study=study)]
+    return _evaluation_frame(rows, evaluation_columns(schema, with_text=with_text), schema)
+
+
+#: participant state -> the outcome it ended with (models.OUTCOMES, plus no_recourse)
+_OUTCOME_OF = {
+    Participant.State.COMPLETED: "completed",
+    Participant.State.SCREENED_OUT: "screened_out",
+    Participant.State.NO_RECOURSE: "no_recourse",
+    Participant.State.QUOTA_FULL: "quota_full",
+    Participant.State.FAILED_ATTENTION: "failed_attention",
+    Participant.State.WITHDRAWN: "withdrew",
+}
+OUTCOME_VALUES = (*_OUTCOME_OF.values(), "incomplete")
+
+
+def _outcome(p: Participant) -> str:
+    return _OUTCOME_OF.get(p.state, "incomplete")
+
+
+def _screening_value(value: Any) -> Any:
+    if isinstance(value, list):
+        return ";".join(str(v) for v in value)
+    return value
+
+
+def _participant_row(
+    study: Study, schema: FeatureSchema, qs: list[dict[str, Any]], p: Any, with_panel_ids: bool
+) -> dict[str, Any]:
+    profile = getattr(p, "profile", None)
+    panel = (
+        {"recruitment_id": p.recruitment_id, "panel": json.dumps(p.panel or {}, sort_keys=True)}
+        if with_panel_ids
+        else {}
+    )
+    return {
+        "study": study.slug,
+        "participant": p.pk,
+        **panel,
+        "condition": p.condition,
+        "state": p.state,
+        "outcome": _outcome(p),
+        **{f"screen_{q['key']}": _screening_value(p.screening.get(q["key"])) for q in qs},
+        "gender": p.gender,
+        "age": p.age,
+        "income_band": p.income_band,
+        "income": p.income_jpy,
+        "consent_version": p.consent_version,
+        "consented_at": _iso(p.consented_at),
+        "decision": profile.decision if profile else "",
+        "generation": p.generation,
+        "recourses_seconds": (
+            round((p.generation_finished_at - p.generation_queued_at).total_seconds(), 3)
+            if p.generation_finished_at and p.generation_queued_at
+            else None
+        ),
+        "n_evaluations": p.n_evaluations,
+        "attention_failures": p.attention_failures,
+        "attention_excluded": int(p.attention_failures > study.attention_max_failures),
+        "flagged": int(p.flagged),
+        "flag_reason": p.flag_reason,
+        "started_at": _iso(p.created_at),
+        "finished_at": _iso(p.finished_at),
+        **_codes(schema, profile.values if profile else None, "x_"),
+    }
+
+
+def _participant_frame(
+    rows: list[dict[str, Any]], columns: list[str], schema: FeatureSchema, qs: list[dict[str, Any]]
+) -> pd.DataFrame:
     frame = pd.DataFrame(rows, columns=columns)
     ints = [f"screen_{q['key']}" for q in qs if q["type"] != "multi"]
     _integer_columns(frame, schema, ["age", *ints])
     return frame
+
+
+def participants_frame(study: Study, *, with_panel_ids: bool = False) -> pd.DataFrame:
+    schema = engine.schema_of(study.schema)
+    qs = screening.questions(study.schema)
+    rows = [
+        _participant_row(study, schema, qs, p, with_panel_ids)
+        for p in selectors.study_participants(study=study)
+    ]
+    columns = participant_columns(schema, qs, with_panel_ids=with_panel_ids)
+    return _participant_frame(rows, columns, schema, qs)
 
 
 def _integer_columns(frame: pd.DataFrame, schema: FeatureSchema, extra: Iterable[str]) -> None:
@@ -199,7 +253,7 @@ def codebook_frame(study: Study, columns: dict[str, list[str]]) -> pd.DataFrame:
     scale = _labels(ev_texts.get("scale", [str(i) for i in range(1, 8)]))
     keys = "; ".join(schema.keys)
     qs = {f"screen_{q['key']}": q for q in screening.questions(study.schema)}
-    outcomes = "completed; screened_out; no_recourse; incomplete"
+    outcomes = "; ".join(OUTCOME_VALUES)
     known: dict[str, tuple[str, str, str]] = {
         "study": ("string", study.slug, "study id (slug)"),
         "participant": ("integer", "", "pseudonymous participant id (never the panel id)"),
@@ -247,6 +301,14 @@ def codebook_frame(study: Study, columns: dict[str, list[str]]) -> pd.DataFrame:
         "recourses_seconds": ("float", ">=0", "seconds from profile submit to recourses stored"),
         "n_evaluations": ("integer", ">=0", "evaluations stored"),
         "flagged": ("integer", "0; 1", "case flagged for the researcher"),
+        "recruitment_id": ("string", "", "panel id the participant arrived with (PROLIFIC_PID...)"),
+        "panel": ("string", "JSON object", "other panel parameters (STUDY_ID, SESSION_ID, ...)"),
+        "attention_failures": ("integer", ">=0", "attention checks answered wrongly"),
+        "attention_excluded": (
+            "integer",
+            "0; 1",
+            f"1 when attention failures exceed the study's limit ({study.attention_max_failures})",
+        ),
         "flag_reason": ("string", "", "why the case was flagged"),
         "started_at": ("datetime", "ISO 8601 UTC", "time the participant opened the study link"),
         "finished_at": ("datetime", "ISO 8601 UTC", "time the participation ended"),
@@ -286,27 +348,62 @@ def codebook_frame(study: Study, columns: dict[str, list[str]]) -> pd.DataFrame:
     return pd.DataFrame(rows, columns=["file", "column", "type", "allowed", "description"])
 
 
+def _arrow_schema(codebook: pd.DataFrame, file: str) -> Any:
+    """Parquet column types from the codebook, so every chunk is written with the same types."""
+    import pyarrow as pa
+
+    types = {"integer": pa.int64(), "float": pa.float64()}
+    rows = codebook[codebook["file"] == file]
+    return pa.schema(
+        [(c, types.get(t, pa.string())) for c, t in zip(rows["column"], rows["type"], strict=True)]
+    )
+
+
+def _arrow_table(frame: pd.DataFrame, schema: Any) -> Any:
+    import pyarrow as pa
+
+    return pa.Table.from_pandas(frame, schema=schema, preserve_index=False)
+
+
+def _codebook_for(study: Study, *, with_text: bool, with_panel_ids: bool) -> pd.DataFrame:
+    schema = engine.schema_of(study.schema)
+    qs = screening.questions(study.schema)
+    return codebook_frame(
+        study,
+        {
+            "evaluations.csv": evaluation_columns(schema, with_text=with_text),
+            "participants.csv": participant_columns(schema, qs, with_panel_ids=with_panel_ids),
+        },
+    )
+
+
 def export_study(
-    *, study: Study, out: Path, parquet: bool = False, with_text: bool = False
+    *,
+    study: Study,
+    out: Path,
+    parquet: bool = False,
+    with_text: bool = False,
+    with_panel_ids: bool = False,
 ) -> list[Path]:
     """Write the export files into `out` (created if needed); all or nothing."""
+    import pyarrow.parquet as pq
+
     ev = evaluations_frame(study, with_text=with_text)
-    pa = participants_frame(study)
-    cb = codebook_frame(
-        study, {"evaluations.csv": list(ev.columns), "participants.csv": list(pa.columns)}
-    )
+    pa_ = participants_frame(study, with_panel_ids=with_panel_ids)
+    cb = _codebook_for(study, with_text=with_text, with_panel_ids=with_panel_ids)
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
     try:
         ev.to_csv(staging / "evaluations.csv", index=False)
-        pa.to_csv(staging / "participants.csv", index=False)
+        pa_.to_csv(staging / "participants.csv", index=False)
         cb.to_csv(staging / "codebook.csv", index=False)
         (staging / "schema.json").write_text(
             json.dumps(study.schema, ensure_ascii=False, indent=1), encoding="utf-8"
         )
         if parquet:
-            ev.to_parquet(staging / "evaluations.parquet", index=False)
-            pa.to_parquet(staging / "participants.parquet", index=False)
+            for frame, name in ((ev, "evaluations"), (pa_, "participants")):
+                table = _arrow_table(frame, _arrow_schema(cb, f"{name}.csv"))
+                pq.write_table(table, staging / f"{name}.parquet")
         written = []
         for f in sorted(staging.iterdir()):
             target = out / f.name
@@ -315,3 +412,138 @@ def export_study(
         return written
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+
+
+# --- streamed ZIP ---------------------------------------------------------------------------
+class _Sink(io.RawIOBase):
+    """A write-only stream that hands out what was written since the last `drain`."""
+
+    def __init__(self) -> None:
+        self._parts: list[bytes] = []
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, data: Any) -> int:
+        self._parts.append(bytes(data))
+        return len(data)
+
+    def drain(self) -> bytes:
+        out = b"".join(self._parts)
+        self._parts.clear()
+        return out
+
+
+def _chunks(rows: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for row in rows:
+        chunk.append(row)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _member(name: str, *, stored: bool = False) -> zipfile.ZipInfo:
+    info = zipfile.ZipInfo(name, date_time=dt.datetime.now().timetuple()[:6])
+    info.compress_type = zipfile.ZIP_STORED if stored else zipfile.ZIP_DEFLATED
+    info.external_attr = 0o644 << 16
+    return info
+
+
+def export_zip_stream(
+    study: Study,
+    *,
+    with_panel_ids: bool = False,
+    with_text: bool = False,
+    parquet: bool = True,
+    chunk_size: int = 2000,
+) -> Iterator[bytes]:
+    """The export as a ZIP, produced piece by piece for a streaming response.
+
+    Participants and evaluations are read with `.iterator(chunk_size)` and written to the
+    ZIP a chunk at a time; Parquet files are written alongside into temporary files (typed
+    from the codebook) and copied into the ZIP at the end, so memory stays bounded by one
+    chunk whatever the study's size.
+    """
+    for piece in _zip_pieces(
+        study,
+        with_panel_ids=with_panel_ids,
+        with_text=with_text,
+        parquet=parquet,
+        chunk_size=chunk_size,
+    ):
+        if piece:
+            yield piece
+
+
+def _zip_pieces(
+    study: Study,
+    *,
+    with_panel_ids: bool = False,
+    with_text: bool = False,
+    parquet: bool = True,
+    chunk_size: int = 2000,
+) -> Iterator[bytes]:
+    import pyarrow.parquet as pq
+
+    schema = engine.schema_of(study.schema)
+    qs = screening.questions(study.schema)
+    codebook = _codebook_for(study, with_text=with_text, with_panel_ids=with_panel_ids)
+    ev_cols = evaluation_columns(schema, with_text=with_text)
+    pa_cols = participant_columns(schema, qs, with_panel_ids=with_panel_ids)
+    sink = _Sink()
+    tmp = tempfile.TemporaryDirectory(prefix="export-")
+    try:
+        with zipfile.ZipFile(sink, mode="w", compression=zipfile.ZIP_DEFLATED) as zf:
+            tables = {
+                "evaluations": (
+                    ev_cols,
+                    (
+                        _evaluation_row(study, schema, ev)
+                        for ev in selectors.study_evaluations(study=study).iterator(chunk_size)
+                    ),
+                    lambda rows: _evaluation_frame(rows, ev_cols, schema),
+                ),
+                "participants": (
+                    pa_cols,
+                    (
+                        _participant_row(study, schema, qs, p, with_panel_ids)
+                        for p in selectors.study_participants(study=study).iterator(chunk_size)
+                    ),
+                    lambda rows: _participant_frame(rows, pa_cols, schema, qs),
+                ),
+            }
+            for name, (columns, rows, to_frame) in tables.items():
+                writer = None
+                if parquet:
+                    arrow_schema = _arrow_schema(codebook, f"{name}.csv")
+                    writer = pq.ParquetWriter(Path(tmp.name) / f"{name}.parquet", arrow_schema)
+                with zf.open(_member(f"{name}.csv"), mode="w") as member:
+                    member.write(",".join(columns).encode() + b"\n")
+                    for chunk in _chunks(rows, chunk_size):
+                        frame = to_frame(chunk)
+                        member.write(frame.to_csv(index=False, header=False).encode())
+                        if writer is not None:
+                            writer.write_table(_arrow_table(frame, arrow_schema))
+                        yield sink.drain()
+                if writer is not None:
+                    writer.close()
+            zf.writestr(_member("codebook.csv"), codebook.to_csv(index=False))
+            zf.writestr(
+                _member("schema.json"), json.dumps(study.schema, ensure_ascii=False, indent=1)
+            )
+            yield sink.drain()
+            if parquet:
+                for name in ("evaluations", "participants"):
+                    with (
+                        open(Path(tmp.name) / f"{name}.parquet", "rb") as fh,
+                        zf.open(_member(f"{name}.parquet", stored=True), mode="w") as member,
+                    ):
+                        while piece := fh.read(1 << 20):
+                            member.write(piece)
+                            yield sink.drain()
+        yield sink.drain()
+    finally:
+        tmp.cleanup()

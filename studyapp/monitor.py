@@ -1,0 +1,151 @@
+"""Figures for watching a study fill: who is where, how fast, what failed, how full quotas are.
+
+A read (selector) shared by the console's monitor page and the REST API. Counts are grouped
+in the database; only the durations of finished participants come back as one flat column
+each (a median is not portable SQL), never one Python object per participant.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import numpy as np
+from django.db.models import Count, DurationField, ExpressionWrapper, F, Max, Q, QuerySet
+from django.utils import timezone
+
+from .models import Participant, Quota, Study
+
+S = Participant.State
+G = Participant.Generation
+
+#: states a participant can still leave (they are filling their condition and quota cells)
+IN_PROGRESS = (S.SCREENING, S.CONSENT, S.SCENARIO, S.PROFILE, S.WAITING, S.EVALUATING)
+#: states of participants who never got past screening (or were turned away by a quota)
+NOT_ADMITTED = (S.SCREENING, S.SCREENED_OUT, S.QUOTA_FULL)
+
+
+def _seconds(qs: QuerySet[Participant], start: str, end: str) -> np.ndarray:
+    """`end - start` in seconds for rows that have both, computed in the database."""
+    span = ExpressionWrapper(F(end) - F(start), output_field=DurationField())
+    rows = (
+        qs.filter(**{f"{start}__isnull": False, f"{end}__isnull": False})
+        .annotate(span=span)
+        .values_list("span", flat=True)
+    )
+    return np.array([d.total_seconds() for d in rows if d is not None], dtype=float)
+
+
+def _stats(values: np.ndarray) -> dict[str, float | int | None]:
+    if values.size == 0:
+        return {"n": 0, "median": None, "p95": None, "max": None}
+    return {
+        "n": int(values.size),
+        "median": round(float(np.median(values)), 3),
+        "p95": round(float(np.percentile(values, 95)), 3),
+        "max": round(float(values.max()), 3),
+    }
+
+
+def _rate(num: int, den: int) -> float | None:
+    return round(num / den, 4) if den else None
+
+
+def _screening_match(key: str, value: str) -> Q:
+    """A screening answer equal to `value`, stored as text or as a number (or in a list)."""
+    q = Q(**{f"screening__{key}": value})
+    if value.lstrip("-").isdigit():
+        q |= Q(**{f"screening__{key}": int(value)})
+    return q
+
+
+def quota_cell(quota: Quota) -> QuerySet[Participant]:
+    """Participants in a quota's cell (condition and/or screening answer)."""
+    qs = Participant.objects.filter(study_id=quota.study_id)
+    if quota.condition_id:
+        qs = qs.filter(condition=quota.condition.name)
+    if quota.screening_key:
+        qs = qs.filter(_screening_match(quota.screening_key, quota.screening_value))
+    return qs
+
+
+def quota_fill(study: Study, now: Any = None) -> list[dict[str, Any]]:
+    """Per quota: completes, fresh in-progress participants, their sum against the limit."""
+    now = now or timezone.now()
+    fresh_since = now - timedelta(minutes=study.assignment_timeout_minutes)
+    out = []
+    for quota in study.quotas.select_related("condition").order_by("pk"):
+        counts = quota_cell(quota).aggregate(
+            completed=Count("pk", filter=Q(state=S.COMPLETED)),
+            in_progress=Count("pk", filter=Q(state__in=IN_PROGRESS, created_at__gte=fresh_since)),
+        )
+        count = counts["completed"] + counts["in_progress"]
+        out.append(
+            {
+                "id": quota.pk,
+                "condition": quota.condition.name if quota.condition else "",
+                "screening_key": quota.screening_key,
+                "screening_value": quota.screening_value,
+                "completed": counts["completed"],
+                "in_progress": counts["in_progress"],
+                "count": count,
+                "limit": quota.limit,
+                "fill": _rate(count, quota.limit),
+                "full": count >= quota.limit,
+            }
+        )
+    return out
+
+
+def study_monitor(study: Study) -> dict[str, Any]:
+    """Everything the monitor page and `/api/.../monitor` show; JSON-serialisable."""
+    now = timezone.now()
+    qs = Participant.objects.filter(study=study)
+    by_state = {s: 0 for s in S.values}
+    for row in qs.values("state").annotate(n=Count("pk")).order_by():
+        by_state[row["state"]] = row["n"]
+    conditions = [c.name for c in study.conditions.order_by("position", "name")]
+    by_condition: dict[str, dict[str, int]] = {
+        name: {s: 0 for s in S.values} for name in conditions
+    }
+    for row in qs.values("condition", "state").annotate(n=Count("pk")).order_by():
+        cell = by_condition.setdefault(row["condition"], {s: 0 for s in S.values})
+        cell[row["state"]] = row["n"]
+    started = sum(by_state.values())
+    completed = by_state[S.COMPLETED]
+    admitted = started - sum(by_state[s] for s in NOT_ADMITTED)
+    gen = qs.aggregate(
+        failed=Count("pk", filter=Q(generation=G.FAILED)),
+        queued=Count("pk", filter=Q(generation__in=(G.QUEUED, G.RUNNING))),
+        empty=Count("pk", filter=Q(generation=G.EMPTY)),
+        flagged=Count("pk", filter=Q(flagged=True)),
+        last=Max("updated_at"),
+    )
+    durations = _seconds(qs.filter(state=S.COMPLETED), "created_at", "finished_at")
+    latency = _seconds(qs, "generation_queued_at", "generation_finished_at")
+    return {
+        "study": study.slug,
+        "state": study.state,
+        "generated_at": now.isoformat(),
+        "participants": started,
+        "by_state": by_state,
+        "by_condition": by_condition,
+        "in_progress": sum(by_state[s] for s in IN_PROGRESS),
+        "completion": {
+            "completed": completed,
+            "started": started,
+            "rate": _rate(completed, started),
+            "past_screening": admitted,
+            "rate_past_screening": _rate(completed, admitted),
+        },
+        "duration_seconds": _stats(durations),
+        "recourse_latency_seconds": _stats(latency),
+        "recourse_failures": {
+            "failed": gen["failed"],
+            "no_admissible": gen["empty"],
+            "pending": gen["queued"],
+            "flagged": gen["flagged"],
+        },
+        "quotas": quota_fill(study, now),
+        "last_activity": gen["last"].isoformat() if gen["last"] else None,
+    }

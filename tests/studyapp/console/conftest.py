@@ -1,0 +1,56 @@
+"""Fixtures of the researcher console tests: researchers, a pool file, a finished study."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from django.test import Client
+
+from recourse_engine import synth_pool
+from studyapp.models import Participant
+
+from ..conftest import SCHEMA, start
+
+PASSWORD = "a-long-password-1"
+
+
+def pool_bytes(n: int = 300, seed: int = 3) -> bytes:
+    return synth_pool(SCHEMA, n=n, seed=seed).to_csv(index=False).encode()
+
+
+def researcher(username: str, *, superuser: bool = False) -> Any:
+    """A staff account with the study app's model permissions (what a lab admin grants)."""
+    User = get_user_model()
+    if superuser:
+        return User.objects.create_superuser(username, "", PASSWORD)
+    user = User.objects.create_user(username, "", PASSWORD, is_staff=True)
+    user.user_permissions.set(Permission.objects.filter(content_type__app_label="studyapp"))
+    return user
+
+
+def client_for(user: Any) -> Client:
+    c = Client()
+    assert c.login(username=user.username, password=PASSWORD)
+    return c
+
+
+def complete(study: Any, n: int = 2, *, panel_prefix: str = "") -> list[Any]:
+    """n participants walk the real pages to the end (tasks run eagerly)."""
+    walkers = []
+    for i in range(n):
+        query = f"?PROLIFIC_PID={panel_prefix}{i}" if panel_prefix else ""
+        w = start(Client(), study, query)
+        w.to_profile()
+        w.submit_profile()
+        while w.participant.state == Participant.State.EVALUATING:
+            w.post(w.evaluation_data(action_why=f"because {i}"))
+        walkers.append(w)
+    return walkers
+
+
+@pytest.fixture
+def owner(transactional_db: Any) -> Any:
+    return researcher("owner")
