@@ -8,9 +8,18 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from django import forms
+from django.utils.translation import gettext as _
 
-from . import engine, screening, selectors, services
-from .forms import ConsentForm, ContinueForm, evaluation_form, profile_form, screening_form
+from . import attention, engine, recruitment, screening, selectors, services
+from .forms import (
+    ConsentForm,
+    ContinueForm,
+    attention_answers,
+    evaluation_form,
+    localized_schema,
+    profile_form,
+    screening_form,
+)
 from .models import Participant
 
 S = Participant.State
@@ -20,11 +29,16 @@ class Page:
     name: ClassVar[str]
     #: pages with an answer to submit record entry/exit paradata
     records_visit: ClassVar[bool] = True
+    #: end pages (an outcome with its code) offer no withdraw link and take no form
+    is_end: ClassVar[bool] = False
 
     def __init__(self, participant: Participant) -> None:
         self.participant = participant
         self.study = participant.study
         self.texts = participant.study.page_texts
+        #: the schema as participants read it (labels in the study's language when the
+        #: schema carries them)
+        self.schema_texts = localized_schema(self.study.schema, self.study.language)
 
     @property
     def key(self) -> str:
@@ -54,7 +68,7 @@ class ScreeningPage(Page):
     name = "screening"
 
     def form(self, data: Any = None) -> forms.Form:
-        return screening_form(screening.questions(self.study.schema), data)
+        return screening_form(screening.questions(self.schema_texts), data)
 
     def submit(self, form: forms.Form) -> None:
         answers = {k: v for k, v in form.cleaned_data.items() if k != "page"}
@@ -88,11 +102,22 @@ class ProfilePage(Page):
     name = "profile"
 
     def form(self, data: Any = None) -> forms.Form:
-        return profile_form(engine.schema_of(self.study.schema), data)
+        return profile_form(
+            engine.schema_of(self.schema_texts),
+            data,
+            checks=attention.checks_for_page(self.study, "profile"),
+        )
 
     def submit(self, form: forms.Form) -> None:
-        values = {k: v for k, v in form.cleaned_data.items() if k != "page"}
-        services.profile_submit(participant=self.participant, values=values)
+        checks = attention_answers(form.cleaned_data)
+        values = {
+            k: v
+            for k, v in form.cleaned_data.items()
+            if k != "page" and not k.startswith(attention.FIELD_PREFIX)
+        }
+        services.profile_submit(
+            participant=self.participant, values=values, attention_answers=checks
+        )
 
 
 class WaitingPage(Page):
@@ -109,7 +134,7 @@ class EvaluationPage(Page):
     def __init__(self, participant: Participant) -> None:
         super().__init__(participant)
         self.recourse = selectors.participant_current_recourse(participant=participant)
-        self.schema = engine.schema_of(self.study.schema)
+        self.schema = engine.schema_of(self.schema_texts)
         self.total = participant.recourses.count()
 
     @property
@@ -120,8 +145,9 @@ class EvaluationPage(Page):
         form = evaluation_form(
             schema=self.schema,
             recourse=self.recourse,
-            texts=self.study.schema.get("evaluation", {}),
+            texts=self.schema_texts.get("evaluation", {}),
             data=data,
+            checks=attention.checks_for_page(self.study, self.key),
         )
         form.initial["recourse"] = self.recourse.pk
         return form
@@ -141,7 +167,7 @@ class EvaluationPage(Page):
                     "changed": item.key in changed,
                 }
             )
-        intro = str(self.texts.get("plan_intro", "Plan {position} of {total}."))
+        intro = str(self.texts.get("plan_intro") or _("Plan {position} of {total}."))
         return {
             "rows": rows,
             "position": self.recourse.position,
@@ -164,26 +190,48 @@ class EvaluationPage(Page):
             impossible=impossible,
             action=data["action"],
             action_why=data["action_why"],
+            attention_answers=attention_answers(data),
         )
 
 
-class CompletionPage(Page):
-    name = "completion"
+class EndPage(Page):
+    """An outcome: its code, and the panel's return link when the study has one."""
+
     records_visit = False
+    is_end = True
 
     def context(self) -> dict[str, Any]:
-        completed = self.study.outcome_codes.get("completed", {})
-        return {"redirect_url": completed.get("redirect_url", "")}
+        outcome = recruitment.outcome_of(self.participant)
+        code = self.participant.completion_code
+        return {
+            "outcome": outcome,
+            "code": code,
+            "redirect_url": recruitment.outcome_link(self.study, outcome, code),
+        }
 
 
-class ScreenedOutPage(Page):
+class CompletionPage(EndPage):
+    name = "completion"
+
+
+class ScreenedOutPage(EndPage):
     name = "screened_out"
-    records_visit = False
 
 
-class NoRecoursePage(Page):
+class NoRecoursePage(EndPage):
     name = "no_recourse"
-    records_visit = False
+
+
+class QuotaFullPage(EndPage):
+    name = "quota_full"
+
+
+class FailedAttentionPage(EndPage):
+    name = "failed_attention"
+
+
+class WithdrawnPage(EndPage):
+    name = "withdrawn"
 
 
 PAGES: dict[str, type[Page]] = {
@@ -196,6 +244,9 @@ PAGES: dict[str, type[Page]] = {
     S.COMPLETED: CompletionPage,
     S.SCREENED_OUT: ScreenedOutPage,
     S.NO_RECOURSE: NoRecoursePage,
+    S.QUOTA_FULL: QuotaFullPage,
+    S.FAILED_ATTENTION: FailedAttentionPage,
+    S.WITHDRAWN: WithdrawnPage,
 }
 
 #: page keys a genuine (if stale) form can carry; anything else was altered

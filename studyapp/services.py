@@ -20,6 +20,7 @@ import pandas as pd
 from django.db import IntegrityError, transaction
 from django.db.models import F
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from recourse_engine import (
     DesignError,
@@ -30,7 +31,7 @@ from recourse_engine import (
     rejects_factual,
 )
 
-from . import engine, screening
+from . import assignment, attention, engine, recruitment, screening
 from .models import (
     Condition,
     Evaluation,
@@ -40,7 +41,6 @@ from .models import (
     Recourse,
     Study,
     default_outcome_codes,
-    new_completion_code,
 )
 from .withdrawal import participant_delete as participant_delete
 from .withdrawal import participant_withdraw as participant_withdraw
@@ -179,23 +179,71 @@ def study_set_state(*, study: Study, state: str) -> Study:
 
 
 # --- participants ---------------------------------------------------------------------------
+def _end(p: Participant, state: str) -> None:
+    """Finish a (locked) participant with an end state and its outcome's code."""
+    p.state = state
+    p.completion_code = recruitment.outcome_code(p.study, recruitment.STATE_OUTCOME[state])
+    p.finished_at = timezone.now()
+
+
 def participant_start(
-    *, study: Study, recruitment_id: str = "", condition: str = ""
+    *,
+    study: Study,
+    recruitment_id: str = "",
+    panel: Mapping[str, str] | None = None,
+    condition: str = "",
 ) -> Participant:
-    if study.state != Study.State.LIVE:
-        raise FlowError("This study is not open at the moment.")
-    return Participant.objects.create(
-        study=study, recruitment_id=recruitment_id, condition=condition
-    )
+    """A participant arrives (the welcome page's POST): resume their session when the panel
+    id is known, else create one in the least-filled condition (`assignment`).
+
+    The Study row lock serialises concurrent arrivals, so counting and creating cannot
+    interleave; a concurrent double start with one panel id that still collides on the
+    unique (study, recruitment_id) resumes the row that won.
+    """
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if locked.state != Study.State.LIVE:
+            raise FlowError(_("This study is not open at the moment."))
+        if recruitment_id:
+            existing = Participant.objects.filter(
+                study=locked, recruitment_id=recruitment_id
+            ).first()
+            if existing is not None:
+                return existing
+        full = False
+        if not condition:
+            condition, full = assignment.pick_condition(locked)
+        try:
+            with transaction.atomic():
+                p = Participant.objects.create(
+                    study=locked,
+                    recruitment_id=recruitment_id,
+                    panel=dict(panel or {}),
+                    condition=condition,
+                )
+        except IntegrityError:
+            existing = Participant.objects.filter(
+                study=locked, recruitment_id=recruitment_id
+            ).first()
+            if not recruitment_id or existing is None:
+                raise
+            return existing
+        if full:
+            _end(p, S.QUOTA_FULL)
+            p.save()
+    return p
 
 
 def _locked(participant: Participant, expected: str, page: str) -> Participant:
     """Re-read the participant under a row lock and check it is still on `expected`."""
-    p = Participant.objects.select_for_update().get(pk=participant.pk)
+    p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
     if p.state != expected:
         raise StaleSubmission(
-            f"The {page} page was already submitted; your stored answers are kept. "
-            "Please continue below."
+            _(
+                "The %(page)s page was already submitted; your stored answers are kept. "
+                "Please continue below."
+            )
+            % {"page": page}
         )
     return p
 
@@ -222,18 +270,26 @@ def page_visit_enter(*, participant: Participant, page: str) -> None:
 
 
 def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) -> Participant:
+    """Store the answers; ineligible -> screened out; in a full quota cell -> quota full.
+
+    With quotas, the Study row is locked first (the same order as arrivals), so two
+    participants cannot both take the last place of a cell.
+    """
     qs = screening.questions(participant.study.schema)
     with transaction.atomic():
+        quotas = assignment.screening_quotas(participant.study)
+        if quotas:
+            Study.objects.select_for_update().filter(pk=participant.study_id).first()
         p = _locked(participant, S.SCREENING, "screening")
         p.screening = dict(answers)
         for key, value in screening.group_attributes(qs, answers).items():
             setattr(p, key, value)
-        if screening.is_eligible(qs, answers):
-            p.state = S.CONSENT
+        if not screening.is_eligible(qs, answers):
+            _end(p, S.SCREENED_OUT)
+        elif quotas and assignment.full_quota(p, quotas) is not None:
+            _end(p, S.QUOTA_FULL)
         else:
-            p.state = S.SCREENED_OUT
-            p.completion_code = p.study.outcome_codes["screened_out"]["code"]
-            p.finished_at = timezone.now()
+            p.state = S.CONSENT
         p.save()
         _close_visit(p, "screening")
     return p
@@ -263,18 +319,51 @@ def _selection_seed(study: Study, participant_id: int) -> int:
     return (int(study.seed) * 1_000_003 + int(participant_id)) % (2**62)
 
 
-def profile_submit(*, participant: Participant, values: Mapping[str, int | float]) -> Participant:
-    """Store the profile, record the model's decision and queue recourse generation."""
+def _attention_answers(
+    study: Study, page: str, answers: Mapping[str, Any] | None
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The page's checks and their answers as codes; a missing or unlisted answer is refused
+    before anything is stored."""
+    checks = attention.checks_for_page(study, page)
+    given = dict(answers or {})
+    out: dict[str, int] = {}
+    for check in checks:
+        value = given.get(check["key"])
+        try:
+            code = int(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            code = 0
+        if not 1 <= code <= len(check["options"]):
+            raise RejectedSubmission(
+                _("Please answer the question: %(prompt)s") % {"prompt": check["prompt"]}
+            )
+        out[check["key"]] = code
+    return checks, out
+
+
+def profile_submit(
+    *,
+    participant: Participant,
+    values: Mapping[str, int | float],
+    attention_answers: Mapping[str, Any] | None = None,
+) -> Participant:
+    """Store the profile, record the model's decision and queue recourse generation (or end
+    with the failed-attention outcome when the study's END rule applies)."""
     from .tasks import generate_recourses
 
     schema = engine.schema_of(participant.study.schema)
     missing = [it.label for it in schema.items if it.key not in values]
     if missing:
-        raise RejectedSubmission(f"Please answer every item; missing: {', '.join(missing)}.")
+        raise RejectedSubmission(
+            _("Please answer every item; missing: %(items)s.") % {"items": ", ".join(missing)}
+        )
     codes = np.array([float(values[k]) for k in schema.keys])
     bad = [it.label for it, v in zip(schema.items, codes, strict=True) if not it.valid([v])[0]]
     if bad:
-        raise RejectedSubmission(f"Not one of the listed options: {', '.join(bad)}.")
+        raise RejectedSubmission(
+            _("Not one of the listed options: %(items)s.") % {"items": ", ".join(bad)}
+        )
+    checks, answers = _attention_answers(participant.study, "profile", attention_answers)
     with transaction.atomic():
         p = _locked(participant, S.PROFILE, "profile")
         model = engine.model_of(p.study.decision_model)
@@ -284,15 +373,26 @@ def profile_submit(*, participant: Participant, values: Mapping[str, int | float
             values={k: values[k] for k in schema.keys},
             decision="rejected" if rejected else "approved",
         )
+        _close_visit(p, "profile")
+        if attention.record(p, checks, answers):
+            _end(p, S.FAILED_ATTENTION)
+            p.save()
+            return p
         p.state = S.WAITING
         p.generation = G.QUEUED
         p.generation_queued_at = timezone.now()
         p.selection_seed = _selection_seed(p.study, p.pk)
         if not rejected:
             p.flagged = True
-            p.flag_reason = "the decision model approved the profile; recourses shown anyway"
+            p.flag_reason = "; ".join(
+                r
+                for r in (
+                    p.flag_reason,
+                    "the decision model approved the profile; recourses shown anyway",
+                )
+                if r
+            )[:300]
         p.save()
-        _close_visit(p, "profile")
         transaction.on_commit(partial(generate_recourses.delay, p.pk))
     return p
 
@@ -397,7 +497,8 @@ def recourses_generate(*, participant_id: int) -> str:
         else:
             locked.generation = G.EMPTY
             locked.state = S.NO_RECOURSE
-            locked.completion_code = new_completion_code()  # credited: they took part
+            # credited as completed: they took part (the completed outcome's code)
+            locked.completion_code = recruitment.outcome_code(locked.study, "completed")
             locked.finished_at = timezone.now()
             locked.flagged = True
             locked.flag_reason = "no admissible recourse in the pool"
@@ -423,7 +524,7 @@ def recourses_fail(*, participant_id: int, error: str) -> str:
         p.generation_error = error[:2000]
         p.generation_finished_at = timezone.now()
         p.state = S.NO_RECOURSE
-        p.completion_code = new_completion_code()
+        p.completion_code = recruitment.outcome_code(p.study, "completed")
         p.finished_at = timezone.now()
         p.flagged = True
         p.flag_reason = "recourse generation failed (see generation error)"
@@ -441,25 +542,35 @@ def evaluation_submit(
     impossible: Sequence[str],
     action: int,
     action_why: str,
+    attention_answers: Mapping[str, Any] | None = None,
 ) -> Evaluation:
-    """Store one evaluation of the participant's current recourse; the last one completes."""
+    """Store one evaluation of the participant's current recourse; the last one completes.
+
+    An attention check on this plan's page is recorded with it; when the study's END rule
+    applies, the evaluation is kept and the participant ends with failed attention.
+    """
     for name, value in (("acceptance", acceptance), ("action", action)):
         if not isinstance(value, int) or not 1 <= value <= 7:
-            raise RejectedSubmission(f"{name} must be a whole number from 1 to 7.")
+            raise RejectedSubmission(
+                _("%(name)s must be a whole number from 1 to 7.") % {"name": name}
+            )
     with transaction.atomic():
-        p = Participant.objects.select_for_update().get(pk=participant.pk)
+        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
         recourse = Recourse.objects.filter(pk=recourse_id, participant_id=p.pk).first()
         if recourse is None:
             raise RejectedSubmission(
-                "This answer does not belong to any of your plans; nothing was stored."
+                _("This answer does not belong to any of your plans; nothing was stored.")
             )
         if Evaluation.objects.filter(recourse=recourse).exists():
             raise StaleSubmission(
-                f"Your answers to plan {recourse.position} were already saved and are kept. "
-                "Please continue below."
+                _(
+                    "Your answers to plan %(position)s were already saved and are kept. "
+                    "Please continue below."
+                )
+                % {"position": recourse.position}
             )
         if p.state != S.EVALUATING:
-            raise StaleSubmission("This study is already finished; your answers are kept.")
+            raise StaleSubmission(_("This study is already finished; your answers are kept."))
         current = (
             Recourse.objects.filter(participant_id=p.pk, evaluation__isnull=True)
             .order_by("position")
@@ -467,14 +578,16 @@ def evaluation_submit(
         )
         if current is None or current.pk != recourse.pk:
             raise RejectedSubmission(
-                "Plans are answered in order; this one is not next. Nothing was stored."
+                _("Plans are answered in order; this one is not next. Nothing was stored.")
             )
         unknown = sorted(set(impossible) - set(recourse.changed))
         if unknown:
             raise RejectedSubmission(
-                f"Only changed items can be marked impossible, not: {', '.join(unknown)}."
+                _("Only changed items can be marked impossible, not: %(items)s.")
+                % {"items": ", ".join(unknown)}
             )
         page = f"evaluation-{recourse.position}"
+        checks, answers = _attention_answers(p.study, page, attention_answers)
         visit = _close_visit(p, page)
         seconds = (visit.exited_at - visit.entered_at).total_seconds() if visit else 0.0
         evaluation = Evaluation.objects.create(
@@ -487,9 +600,10 @@ def evaluation_submit(
             action_why=action_why,
             seconds_on_page=max(0.0, seconds),
         )
-        if not Recourse.objects.filter(participant_id=p.pk, evaluation__isnull=True).exists():
-            p.state = S.COMPLETED
-            p.completion_code = new_completion_code()
-            p.finished_at = timezone.now()
-            p.save()
+        ends = attention.record(p, checks, answers)
+        if ends:
+            _end(p, S.FAILED_ATTENTION)
+        elif not Recourse.objects.filter(participant_id=p.pk, evaluation__isnull=True).exists():
+            _end(p, S.COMPLETED)
+        p.save()
     return evaluation

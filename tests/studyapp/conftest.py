@@ -3,6 +3,8 @@ participant client that walks the real pages."""
 
 from __future__ import annotations
 
+import html
+import re
 from collections.abc import Iterator
 from typing import Any
 
@@ -129,7 +131,13 @@ class Walker:
 
 
 def start(client: Client, study: Study, query: str = "") -> Walker:
+    """Open the study link (the welcome page, which creates nothing) and press its start
+    button, posting the hidden panel fields as a browser would."""
     r = client.get(f"/s/{study.slug}/{query}")
+    assert r.status_code == 200, r.status_code
+    hidden = dict(re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', r.text))
+    hidden.pop("csrfmiddlewaretoken", None)
+    r = client.post(f"/s/{study.slug}/", {k: html.unescape(v) for k, v in hidden.items()})
     assert r.status_code == 302, r.status_code
     return Walker(client, r["Location"])
 

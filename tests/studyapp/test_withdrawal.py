@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
 from django.contrib.auth import get_user_model
 from django.test import Client
 
@@ -54,7 +55,7 @@ def test_withdraw_at_screening(study: Any) -> None:
 def test_withdraw_while_evaluating_erases_everything(study: Any, eager: None) -> None:
     w = _evaluating(study, evaluations=1)
     p = w.participant
-    assert p.gender
+    assert p.panel == {"STUDY_ID": "s1", "SESSION_ID": "x1"} and p.gender
     assert Evaluation.objects.filter(participant=p).count() == 1
     other = _evaluating_other(study)
     log = services.participant_withdraw(participant=p)
@@ -132,3 +133,45 @@ def test_deleted_participant_task_is_a_no_op(study: Any) -> None:
     services.participant_delete(participant=w.participant, by_user=None)
     assert services.recourses_generate(participant_id=pid) == ""
     assert not Recourse.objects.filter(participant_id=pid).exists()
+
+
+@pytest.mark.parametrize("page", ["screening", "consent", "scenario", "profile"])
+def test_withdraw_through_the_pages(study: Any, page: str) -> None:
+    """The withdraw link on a page: GET confirms (changes nothing), POST withdraws."""
+    w = start(Client(), study)
+    steps = ["screening", "consent", "scenario", "profile"]
+    answers = {
+        "screening": None,
+        "consent": {"page": "consent", "agree": "on"},
+        "scenario": {"page": "scenario"},
+    }
+    for step in steps[: steps.index(page)]:
+        if step == "screening":
+            w.screening()
+        else:
+            w.get()
+            w.post(answers[step])
+    body = w.get().content.decode()
+    withdraw_url = w.url + "withdraw"
+    assert f'href="{withdraw_url}"' in body
+    confirm = w.client.get(withdraw_url)
+    assert confirm.status_code == 200 and 'method="post"' in confirm.content.decode()
+    assert w.participant.state == page and not Withdrawal.objects.exists()
+    r = w.client.post(withdraw_url)
+    assert r.status_code == 302 and r["Location"] == w.url
+    p = w.participant
+    _assert_erased(p)
+    assert Withdrawal.objects.get().page == page
+    end = w.get().content.decode()
+    assert study.outcome_codes["withdrew"]["code"] in end and 'id="withdrew-code"' in end
+    assert w.client.post(withdraw_url).status_code == 302  # a second click: same end page
+    assert Withdrawal.objects.count() == 1
+    # a stale form of the page they left changes nothing
+    w.post({"page": page})
+    assert w.participant.state == S.WITHDRAWN
+
+
+def test_withdraw_link_on_unknown_code(client: Client, study: Any) -> None:
+    assert client.get("/p/not-a-code/withdraw").status_code == 404
+    assert client.post("/p/not-a-code/withdraw").status_code == 404
+    assert not Withdrawal.objects.exists()
