@@ -4,6 +4,7 @@ and a folder the analysis package's own loader accepts."""
 from __future__ import annotations
 
 import io
+import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +17,7 @@ from analysis.export import load_export
 from studyapp.models import Evaluation, Participant
 
 from .conftest import ELIGIBLE, SCHEMA, start
+from .console.factory import populate
 
 DESIGN_COLUMNS = [  # DESIGN.md § Export, in order
     "study", "participant", "condition", "gender", "age", "income",
@@ -146,3 +148,96 @@ def test_bad_arguments_write_nothing(finished: Any, tmp_path: Path) -> None:
     assert target.read_text() == "keep"
     with pytest.raises(CommandError, match="--out"):
         call_command("export_study", finished.slug)
+
+
+# --- the streamed ZIP (console download) --------------------------------------------------
+@pytest.fixture
+def seeded(study: Any) -> Any:
+    """12 completed participants (panel ids, free text) and a few who did not finish."""
+    populate(study, 12, seed=1)
+    S = Participant.State
+    for state in (S.SCREENED_OUT, S.EVALUATING, S.QUOTA_FULL):
+        Participant.objects.create(study=study, state=state, screening={"gender": "2"})
+    return study
+
+
+def _zip(study: Any, **kwargs: Any) -> zipfile.ZipFile:
+    from studyapp.export import export_zip_stream
+
+    pieces = list(export_zip_stream(study, **kwargs))
+    assert len(pieces) > 1 and all(pieces)  # produced in pieces, none empty
+    return zipfile.ZipFile(io.BytesIO(b"".join(pieces)))
+
+
+def _all_text(zf: zipfile.ZipFile) -> str:
+    return b"".join(zf.read(n) for n in zf.namelist()).decode("utf-8", "replace")
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 2000])
+def test_streamed_zip_equals_the_frames(seeded: Any, chunk_size: int) -> None:
+    from studyapp.export import codebook_frame, evaluations_frame, participants_frame
+
+    zf = _zip(seeded, with_text=True, with_panel_ids=True, chunk_size=chunk_size)
+    assert zf.testzip() is None
+    assert zf.namelist() == [
+        "evaluations.csv", "participants.csv", "codebook.csv", "schema.json",
+        "evaluations.parquet", "participants.parquet",
+    ]  # fmt: skip
+    ev = evaluations_frame(seeded, with_text=True)
+    pa = participants_frame(seeded, with_panel_ids=True)
+    assert len(ev) == 60 and len(pa) == 15
+    assert zf.read("evaluations.csv").decode() == ev.to_csv(index=False)
+    assert zf.read("participants.csv").decode() == pa.to_csv(index=False)
+    cb = codebook_frame(
+        seeded, {"evaluations.csv": list(ev.columns), "participants.csv": list(pa.columns)}
+    )
+    assert zf.read("codebook.csv").decode() == cb.to_csv(index=False)
+    for name, frame in (("evaluations", ev), ("participants", pa)):
+        pq = pd.read_parquet(io.BytesIO(zf.read(f"{name}.parquet")))
+        assert list(pq.columns) == list(frame.columns) and len(pq) == len(frame)
+        for col in frame.columns:
+            left = frame[col].astype(object).where(frame[col].notna(), None).tolist()
+            right = pq[col].astype(object).where(pq[col].notna(), None).tolist()
+            assert left == right, col
+
+
+def test_streamed_zip_privacy_defaults(seeded: Any) -> None:
+    zf = _zip(seeded)
+    text = _all_text(zf)
+    assert "PANEL1-0" not in text and "my reason" not in text and "STUDY_ID" not in text
+    codes = Participant.objects.filter(study=seeded).values_list("code", flat=True)
+    assert not any(code in text for code in codes)
+    pa = pd.read_csv(io.BytesIO(zf.read("participants.csv")))
+    assert "recruitment_id" not in pa.columns and "panel" not in pa.columns
+    ev = pd.read_csv(io.BytesIO(zf.read("evaluations.csv")))
+    assert "acceptance_why" not in ev.columns
+    full = _zip(seeded, with_panel_ids=True, with_text=True)
+    pa = pd.read_csv(io.BytesIO(full.read("participants.csv")), keep_default_na=False)
+    assert sorted(pa["recruitment_id"])[:2] == ["", ""] and "PANEL1-0" in set(pa["recruitment_id"])
+    assert "my reason" in full.read("evaluations.csv").decode()
+    assert not any(code in _all_text(full) for code in codes)
+
+
+def test_outcomes_of_new_states_and_attention_exclusion(study: Any) -> None:
+    S = Participant.State
+    study.attention_max_failures = 1
+    study.save()
+    for state, failures in [
+        (S.QUOTA_FULL, 0), (S.FAILED_ATTENTION, 2), (S.WITHDRAWN, 0),
+        (S.COMPLETED, 1), (S.COMPLETED, 2), (S.EVALUATING, 0),
+    ]:  # fmt: skip
+        Participant.objects.create(study=study, state=state, attention_failures=failures)
+    pa = pd.read_csv(io.BytesIO(_zip(study).read("participants.csv")), keep_default_na=False)
+    assert list(pa["outcome"]) == [
+        "quota_full", "failed_attention", "withdrew", "completed", "completed", "incomplete",
+    ]  # fmt: skip
+    assert list(pa["attention_excluded"]) == [0, 1, 0, 0, 1, 0]
+    assert list(pa["attention_failures"]) == [0, 2, 0, 1, 2, 0]
+
+
+def test_command_with_panel_ids(seeded: Any, tmp_path: Path) -> None:
+    _export(seeded, tmp_path / "plain")
+    assert "PANEL1-0" not in (tmp_path / "plain" / "participants.csv").read_text()
+    _export(seeded, tmp_path / "ids", "--with-panel-ids", "--parquet")
+    pa = pd.read_parquet(tmp_path / "ids" / "participants.parquet")
+    assert "PANEL1-0" in set(pa["recruitment_id"])

@@ -19,6 +19,11 @@ class Command(StudyCommand):
         parser.add_argument(
             "--with-text", action="store_true", help="include the free-text reasons"
         )
+        parser.add_argument(
+            "--with-panel-ids",
+            action="store_true",
+            help="include panel ids (recruitment_id, panel parameters) in participants.csv",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         study = self.study(opts["study"])
@@ -27,7 +32,11 @@ class Command(StudyCommand):
             self.fail(f"--out {out}: exists and is not a folder")
         try:
             written = export_study(
-                study=study, out=out, parquet=opts["parquet"], with_text=opts["with_text"]
+                study=study,
+                out=out,
+                parquet=opts["parquet"],
+                with_text=opts["with_text"],
+                with_panel_ids=opts["with_panel_ids"],
             )
         except (ExportError, OSError) as exc:
             self.fail(f"export of {study.slug} failed: {exc}")
