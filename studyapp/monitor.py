@@ -7,20 +7,21 @@ each (a median is not portable SQL), never one Python object per participant.
 
 from __future__ import annotations
 
-from datetime import timedelta
+import json
 from typing import Any
 
 import numpy as np
 from django.db.models import Count, DurationField, ExpressionWrapper, F, Max, Q, QuerySet
+from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from .models import Participant, Quota, Study
+from . import assignment
+from .models import Participant, Study
 
 S = Participant.State
 G = Participant.Generation
 
-#: states a participant can still leave (they are filling their condition and quota cells)
-IN_PROGRESS = (S.SCREENING, S.CONSENT, S.SCENARIO, S.PROFILE, S.WAITING, S.EVALUATING)
+IN_PROGRESS = assignment.IN_PROGRESS
 #: states of participants who never got past screening (or were turned away by a quota)
 NOT_ADMITTED = (S.SCREENING, S.SCREENED_OUT, S.QUOTA_FULL)
 
@@ -51,43 +52,59 @@ def _rate(num: int, den: int) -> float | None:
     return round(num / den, 4) if den else None
 
 
-def _screening_match(key: str, value: str) -> Q:
-    """A screening answer equal to `value`, stored as text or as a number (or in a list)."""
-    q = Q(**{f"screening__{key}": value})
-    if value.lstrip("-").isdigit():
-        q |= Q(**{f"screening__{key}": int(value)})
-    return q
+def _answer_values(value: Any) -> list[str]:
+    """A screening answer as the database returns it (a code, or a list of codes, maybe as
+    JSON text) as a list of code strings."""
+    if value is None:
+        return []
+    if isinstance(value, str) and value.startswith("["):
+        try:
+            value = json.loads(value)
+        except ValueError:
+            return [value]
+    if isinstance(value, list):
+        return [str(v) for v in value if v is not None]
+    return [str(value)]
 
 
-def quota_cell(quota: Quota) -> QuerySet[Participant]:
-    """Participants in a quota's cell (condition and/or screening answer)."""
-    qs = Participant.objects.filter(study_id=quota.study_id)
-    if quota.condition_id:
-        qs = qs.filter(condition=quota.condition.name)
-    if quota.screening_key:
-        qs = qs.filter(_screening_match(quota.screening_key, quota.screening_value))
-    return qs
-
-
-def quota_fill(study: Study, now: Any = None) -> list[dict[str, Any]]:
-    """Per quota: completes, fresh in-progress participants, their sum against the limit."""
-    now = now or timezone.now()
-    fresh_since = now - timedelta(minutes=study.assignment_timeout_minutes)
+def quota_fill(study: Study) -> list[dict[str, Any]]:
+    """Per quota: participants filling its cell (`assignment.filling`: completes and fresh
+    in-progress ones) against the limit, split into completed and in progress. Counted by
+    (state, answer) groups in the database, the quota's value matched per group."""
+    base = assignment.filling(study)
     out = []
     for quota in study.quotas.select_related("condition").order_by("pk"):
-        counts = quota_cell(quota).aggregate(
-            completed=Count("pk", filter=Q(state=S.COMPLETED)),
-            in_progress=Count("pk", filter=Q(state__in=IN_PROGRESS, created_at__gte=fresh_since)),
-        )
-        count = counts["completed"] + counts["in_progress"]
+        qs = base.filter(condition=quota.condition.name) if quota.condition_id else base
+        completed = in_progress = 0
+        if quota.screening_key:
+            wanted = assignment._label_codes(study, quota.screening_key, quota.screening_value)
+            groups = (
+                qs.annotate(answer=KeyTextTransform(quota.screening_key, "screening"))
+                .values("state", "answer")
+                .annotate(n=Count("pk"))
+                .order_by()
+            )
+            for g in groups:
+                if wanted & set(_answer_values(g["answer"])):
+                    if g["state"] == S.COMPLETED:
+                        completed += g["n"]
+                    else:
+                        in_progress += g["n"]
+        else:
+            counts = qs.aggregate(
+                completed=Count("pk", filter=Q(state=S.COMPLETED)),
+                in_progress=Count("pk", filter=~Q(state=S.COMPLETED)),
+            )
+            completed, in_progress = counts["completed"], counts["in_progress"]
+        count = completed + in_progress
         out.append(
             {
                 "id": quota.pk,
                 "condition": quota.condition.name if quota.condition else "",
                 "screening_key": quota.screening_key,
                 "screening_value": quota.screening_value,
-                "completed": counts["completed"],
-                "in_progress": counts["in_progress"],
+                "completed": completed,
+                "in_progress": in_progress,
                 "count": count,
                 "limit": quota.limit,
                 "fill": _rate(count, quota.limit),
@@ -146,6 +163,6 @@ def study_monitor(study: Study) -> dict[str, Any]:
             "pending": gen["queued"],
             "flagged": gen["flagged"],
         },
-        "quotas": quota_fill(study, now),
+        "quotas": quota_fill(study),
         "last_activity": gen["last"].isoformat() if gen["last"] else None,
     }

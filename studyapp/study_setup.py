@@ -12,7 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,7 +30,7 @@ from recourse_engine import (
     synth_pool,
 )
 
-from . import carloan, engine, screening
+from . import attention, carloan, engine, screening
 from .models import OUTCOMES, Condition, Quota, Study, default_outcome_codes
 from .services import StudyError, study_create
 
@@ -489,40 +489,9 @@ def study_set_decision_model(*, study: Study, name: str, blob: bytes | None = No
     return study
 
 
-def validate_attention_checks(checks: Any, schema: Mapping[str, Any]) -> list[str]:
-    """Problems of an attention-check list; the participant side's validator when present."""
+def clean_attention_checks(checks: Any) -> list[dict[str, Any]]:
+    """Attention checks checked by the participant side's own rules (`attention`)."""
     try:
-        from . import attention  # written by the participant side
-    except ImportError:
-        attention = None
-    if attention is not None and hasattr(attention, "validate_checks"):
-        try:
-            result = attention.validate_checks(checks)
-        except (ValueError, TypeError) as exc:
-            return [str(exc)]
-        if isinstance(result, Sequence) and not isinstance(result, str):
-            return [str(r) for r in result if isinstance(r, str)]
-        return []
-    return _attention_structure(checks)
-
-
-def _attention_structure(checks: Any) -> list[str]:
-    if not isinstance(checks, list):
-        return ["attention checks: expected a list of checks"]
-    problems = []
-    keys = set()
-    for i, c in enumerate(checks, start=1):
-        if not isinstance(c, Mapping):
-            problems.append(f"attention check #{i}: expected an object")
-            continue
-        key = c.get("key")
-        if not isinstance(key, str) or not key:
-            problems.append(f"attention check #{i}: needs a 'key'")
-        elif key in keys:
-            problems.append(f"attention check {key!r}: duplicate key")
-        keys.add(key)
-        if not isinstance(c.get("options"), list) or len(c.get("options", [])) < 2:
-            problems.append(f"attention check #{i}: needs at least two 'options'")
-        elif not isinstance(c.get("correct"), int) or not 1 <= c["correct"] <= len(c["options"]):
-            problems.append(f"attention check #{i}: 'correct' must be an option code 1..n")
-    return problems
+        return attention.validate_checks(checks)
+    except ValueError as exc:
+        raise StudyError(str(exc)) from None

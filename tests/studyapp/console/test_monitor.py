@@ -13,6 +13,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from studyapp.assignment import quota_count
 from studyapp.models import Condition, Participant, Quota
 from studyapp.monitor import study_monitor
 
@@ -36,7 +37,7 @@ def populated(transactional_db: Any) -> Any:
             study=study,
             state=state,
             condition="a" if i % 2 else "b",
-            screening={"gender": "1" if i % 3 else "2"},
+            screening={"gender": ("1" if i % 3 else 2), "loans": ["8"] if i % 4 else ["1", "3"]},
             generation=G.FAILED if state == S.NO_RECOURSE else "",
             flagged=state == S.NO_RECOURSE,
         )
@@ -53,6 +54,8 @@ def populated(transactional_db: Any) -> Any:
         Participant.objects.filter(pk=p.pk).update(**fields)
     Quota.objects.create(study=study, condition=study.conditions.get(name="a"), limit=4)
     Quota.objects.create(study=study, screening_key="gender", screening_value="2", limit=50)
+    Quota.objects.create(study=study, screening_key="gender", screening_value="Male", limit=5)
+    Quota.objects.create(study=study, screening_key="loans", screening_value="3", limit=9)
     return study
 
 
@@ -99,11 +102,16 @@ def test_figures_match_rows(populated: Any) -> None:
             for p in rows
         )
 
-    qa, qg = m["quotas"]
+    qa, qg, qmale, qloans = m["quotas"]
     assert (qa["condition"], qa["limit"]) == ("a", 4)
     assert qa["count"] == cell(lambda p: p.condition == "a")
     assert qa["full"] == (qa["count"] >= 4)
-    assert qg["count"] == cell(lambda p: p.screening.get("gender") == "2")
+    assert qg["count"] == cell(lambda p: str(p.screening.get("gender")) == "2") > 0
+    assert qmale["count"] == qg["count"]  # a label names the same option as its code
+    assert qloans["count"] == cell(lambda p: "3" in p.screening["loans"]) > 0
+    # the participant side's own count (used for screen-outs) agrees
+    for figure, quota in zip(m["quotas"], study.quotas.order_by("pk"), strict=True):
+        assert figure["count"] == quota_count(quota)
 
 
 def test_queries_do_not_grow_with_participants(populated: Any) -> None:
