@@ -495,3 +495,12 @@ def clean_attention_checks(checks: Any) -> list[dict[str, Any]]:
         return attention.validate_checks(checks)
     except ValueError as exc:
         raise StudyError(str(exc)) from None
+
+
+def validate_attention_checks(checks: Any, schema: Mapping[str, Any] | None = None) -> list[str]:
+    """Problems of an attention-check list (empty when fine); the API reports them."""
+    try:
+        clean_attention_checks(checks)
+    except StudyError as exc:
+        return [str(exc)]
+    return []
