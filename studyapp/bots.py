@@ -31,15 +31,25 @@ from django.test import Client
 
 from recourse_engine import FeatureSchema, carloan_schema, synth_pool
 
-from . import engine, screening
+from . import attention, engine, screening
 from .models import Study
 
 _PAGE = re.compile(r'name="page" value="([^"]*)"')
 _RECOURSE = re.compile(r'name="recourse" value="(\d+)"')
 _IMPOSSIBLE = re.compile(r'name="impossible_([A-Za-z0-9_]+)"')
 _CHANGED_ROWS = re.compile(r'<tr class="changed">')
-_CODE = re.compile(r'id="(completion|screenout|no-recourse)-code">([^<]+)<')
-_OUTCOMES = {"completion": "completed", "screenout": "screened_out", "no-recourse": "no_recourse"}
+_HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
+_CODE = re.compile(
+    r'id="(completion|screenout|no-recourse|quota-full|failed-attention|withdrew)-code">([^<]+)<'
+)
+_OUTCOMES = {
+    "completion": "completed",
+    "screenout": "screened_out",
+    "no-recourse": "no_recourse",
+    "quota-full": "quota_full",
+    "failed-attention": "failed_attention",
+    "withdrew": "withdrew",
+}
 
 
 class BotError(RuntimeError):
@@ -188,6 +198,8 @@ class Bot:
         wait_timeout: float = 120.0,
         poll_seconds: float = 0.1,
         screening_overrides: dict[str, Any] | None = None,
+        query: str = "",
+        attention_error_rate: float = 0.0,
     ) -> None:
         self.study = study
         self.rng = np.random.default_rng(seed)
@@ -198,6 +210,10 @@ class Bot:
         self.poll_seconds = poll_seconds
         self.schema = engine.schema_of(study.schema)
         self.questions = screening.questions(study.schema)
+        #: the link's query string (e.g. "?PROLIFIC_PID=..."), as a panel would send it
+        self.query = query
+        #: share of attention checks answered wrongly (0: a careful participant)
+        self.attention_error_rate = attention_error_rate
         # a seed stream apart from the demo pool's (seed 0), so bots are not pool members
         self.person = _synthetic_person(self.schema, 1_000_000_007 + seed)
 
@@ -212,11 +228,24 @@ class Bot:
         if r.status_code != 302:
             raise BotError(f"POST {url} ({data.get('page')}): HTTP {r.status_code}")
 
-    def run(self) -> BotResult:
-        r = self.client.get(f"/s/{self.study.slug}/")
-        if r.status_code != 302:
+    def _arrive(self) -> str:
+        """Open the study link (the welcome page) and press its start button."""
+        link = f"/s/{self.study.slug}/"
+        r = self.client.get(link + self.query)
+        if r.status_code != 200:
             raise BotError(f"start link: HTTP {r.status_code}")
-        url = r["Location"]
+        hidden = {
+            name: html.unescape(value)
+            for name, value in _HIDDEN.findall(r.content.decode())
+            if name != "csrfmiddlewaretoken"
+        }
+        r = self.client.post(link, hidden)
+        if r.status_code != 302:
+            raise BotError(f"start button: HTTP {r.status_code}")
+        return r["Location"]
+
+    def run(self) -> BotResult:
+        url = self._arrive()
         result = BotResult(code=url.rstrip("/").rsplit("/", 1)[-1])
         for _ in range(200):
             body = self._get(url)
@@ -241,6 +270,11 @@ class Bot:
 
     def _answers(self, page: str, body: str) -> dict[str, Any]:
         data: dict[str, Any] = {"page": page}
+        for check in attention.checks_for_page(self.study, page):
+            answer = check["answer"]
+            if self.rng.random() < self.attention_error_rate:
+                answer = answer % len(check["options"]) + 1  # another option
+            data[f"{attention.FIELD_PREFIX}{check['key']}"] = str(answer)
         if page == "screening":
             answers = (
                 _eligible_answers(self.questions, self.rng, self.person)
