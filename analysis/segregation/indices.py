@@ -259,10 +259,17 @@ class _NumpyOps:
         np.exp(s, out=s)
         return float(s.sum())
 
+    def _one_thread(self) -> None:
+        """Worker-thread initializer: torch's OpenMP thread count belongs to each calling
+        thread, so a pool thread would otherwise start a team of all cores per block (their
+        spin-waits tripled the CPU time of the ε pass on 2 cores)."""
+        if self._torch is not None:
+            self._torch.set_num_threads(1)
+
     def run(self, tasks: list[Callable[[], Any]], stage: str = "") -> list[Any]:
         """Run row-block tasks; BLAS and torch are held to one thread each (their own
         threads on these small blocks only fight ours and run many times slower).
-        torch's thread count is process-wide: it is restored when the tasks end."""
+        torch's thread count is restored when the tasks end."""
         from threadpoolctl import threadpool_limits
 
         if len(tasks) <= 1:  # one small block: not worth threadpoolctl's ~1 ms
@@ -274,7 +281,7 @@ class _NumpyOps:
             with threadpool_limits(1, user_api="blas"):
                 if self.n_jobs <= 1:
                     return _report(map(lambda t: t(), tasks), len(tasks), stage, self.progress)
-                with ThreadPoolExecutor(self.n_jobs) as pool:
+                with ThreadPoolExecutor(self.n_jobs, initializer=self._one_thread) as pool:
                     done = pool.map(lambda t: t(), tasks)
                     return _report(done, len(tasks), stage, self.progress)
         finally:
