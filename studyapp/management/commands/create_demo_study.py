@@ -16,7 +16,7 @@ from django.db import transaction
 from recourse_engine import carloan_schema, synth_pool
 
 from ... import carloan, services
-from ...models import Study
+from ...models import STUDY_LANGUAGES, Study
 from ..base import StudyCommand
 
 
@@ -30,10 +30,18 @@ class Command(StudyCommand):
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
         parser.add_argument("--admin-user", default="admin")
         parser.add_argument("--no-admin", action="store_true", help="do not create an admin")
+        parser.add_argument(
+            "--language",
+            default="en",
+            help="participant pages in en (default) or ja; the study carries both languages",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         if not 10 <= opts["pool_size"] <= 200_000:
             self.fail(f"--pool-size must be 10..200000, got {opts['pool_size']}")
+        languages = [code for code, _ in STUDY_LANGUAGES]
+        if opts["language"] not in languages:
+            self.fail(f"--language must be one of {', '.join(languages)}, got {opts['language']!r}")
         slug = opts["slug"]
         study = Study.objects.filter(slug=slug).first()
         if study is None:
@@ -44,12 +52,13 @@ class Command(StudyCommand):
                 study = services.study_create(
                     slug=slug,
                     title="Car loan study (reference, synthetic pool)",
-                    schema=schema,
+                    schema=carloan.schema_with_translations(schema.to_dict()),
                     pool=pool,
                     design=design,
-                    texts={"en": carloan.TEXTS},
+                    texts={"en": carloan.TEXTS, "ja": carloan.TEXTS_JA},
                     consent_version=carloan.CONSENT_VERSION,
                     seed=opts["seed"],
+                    language=opts["language"],
                 )
                 services.study_set_state(study=study, state=Study.State.LIVE)
             self.stdout.write(
