@@ -1,0 +1,221 @@
+"""Every API endpoint x every kind of caller, with the status each must get.
+
+The endpoint list is read from the URL resolver (and checked against the OpenAPI schema):
+an endpoint added without a row here fails `test_matrix_covers_every_endpoint`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+import pytest
+from django.contrib.admindocs.views import simplify_regex
+from django.urls import URLPattern, URLResolver, get_resolver
+from drf_spectacular.generators import SchemaGenerator
+
+from studyapp.models import Participant, Study, Withdrawal
+
+from .conftest import PASSWORD, ROLES, Cast, pool_csv
+
+pytestmark = pytest.mark.django_db
+
+
+def expect(*, other: int, shared: int, owner: int, superuser: int | None = None) -> dict:
+    """Anonymous 401 and non-staff 403 always; the researchers as given."""
+    return {
+        "anonymous": 401,
+        "plain": 403,
+        "other": other,
+        "shared": shared,
+        "owner": owner,
+        "superuser": owner if superuser is None else superuser,
+    }
+
+
+SEEN = expect(other=404, shared=200, owner=200)  # any researcher who can see the study
+
+
+@dataclass(frozen=True)
+class Row:
+    method: str
+    path: str
+    statuses: dict[str, int]
+    query: str = ""
+    body: Any = None  # dict, bytes (text/csv) or a function of the role
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+def token_body(role: str) -> dict[str, str]:
+    """Each caller posts their own credentials (anonymous has none)."""
+    names = {"plain": "plain", "other": "other", "shared": "shared", "owner": "owner"}
+    names["superuser"] = "boss"
+    return {"username": names[role], "password": PASSWORD} if role in names else {}
+
+
+ROWS = [
+    Row(
+        "POST",
+        "/api/token/",
+        {
+            "anonymous": 400,
+            "plain": 400,
+            "other": 200,
+            "shared": 200,
+            "owner": 200,
+            "superuser": 200,
+        },
+        body=token_body,
+    ),
+    Row("GET", "/api/schema/", expect(other=200, shared=200, owner=200)),
+    Row("GET", "/api/docs/", expect(other=200, shared=200, owner=200)),
+    Row("GET", "/api/studies/", expect(other=200, shared=200, owner=200)),
+    Row(
+        "POST",
+        "/api/studies/",
+        expect(other=201, shared=201, owner=201),
+        body={"slug": "new-study", "title": "New", "pool_size": 20},
+    ),
+    Row("GET", "/api/studies/{slug}/", SEEN),
+    Row("PATCH", "/api/studies/{slug}/", SEEN, body={"title": "Renamed"}),
+    # the study has participants: its owner is told to close it instead (409)
+    Row("DELETE", "/api/studies/{slug}/", expect(other=404, shared=403, owner=409)),
+    Row("POST", "/api/studies/{slug}/state/", SEEN, body={"state": "live"}),
+    Row(
+        "POST",
+        "/api/studies/{slug}/duplicate/",
+        expect(other=404, shared=403, owner=201),
+        body={"slug": "copy"},
+    ),
+    Row(
+        "POST",
+        "/api/studies/{slug}/share/",
+        expect(other=404, shared=403, owner=200),
+        body={"username": "other"},
+    ),
+    Row("PUT", "/api/studies/{slug}/pool/", SEEN, body=pool_csv(30)),
+    Row("GET", "/api/studies/{slug}/participants/", SEEN),
+    Row(
+        "GET",
+        "/api/studies/{slug}/participants/",
+        expect(other=404, shared=403, owner=200),
+        query="with_panel_ids=1",
+    ),
+    Row("GET", "/api/studies/{slug}/participants/{id}/", SEEN),
+    Row(
+        "GET",
+        "/api/studies/{slug}/participants/{id}/",
+        expect(other=404, shared=403, owner=200),
+        query="with_panel_ids=1",
+    ),
+    Row(
+        "DELETE", "/api/studies/{slug}/participants/{id}/", expect(other=404, shared=204, owner=204)
+    ),
+    Row("GET", "/api/studies/{slug}/evaluations/", SEEN),
+    Row("GET", "/api/studies/{slug}/evaluations/", SEEN, query="with_text=1"),
+    Row("GET", "/api/studies/{slug}/export/", SEEN),
+    Row(
+        "GET",
+        "/api/studies/{slug}/export/",
+        expect(other=404, shared=403, owner=200),
+        query="with_panel_ids=1",
+    ),
+    Row("GET", "/api/studies/{slug}/monitor/", SEEN),
+]
+
+
+def _request(cast: Cast, row: Row, role: str) -> Any:
+    participant = Participant.objects.filter(study=cast.study).order_by("pk").first()
+    path = row.path.format(slug=cast.study.slug, id=participant.pk)
+    if row.query:
+        path += "?" + row.query
+    body = row.body(role) if callable(row.body) else row.body
+    client = cast.client(role)
+    call = getattr(client, row.method.lower())
+    if isinstance(body, bytes):
+        return call(path, body, content_type="text/csv")
+    if body is None:
+        return call(path)
+    return call(path, body, format="json")
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize(
+    "row", ROWS, ids=[f"{r.method} {r.path}{'?' + r.query if r.query else ''}" for r in ROWS]
+)
+def test_status(cast: Cast, row: Row, role: str) -> None:
+    before = _snapshot(cast.study)
+    response = _request(cast, row, role)
+    expected = row.statuses[role]
+    assert response.status_code == expected, (row.method, row.path, role, _body(response))
+    if expected >= 400:
+        assert _snapshot(cast.study) == before, "a refused request changed something"
+    if expected == 401:
+        assert response.has_header("WWW-Authenticate")
+    if expected == 404 and row.path.startswith("/api/studies/{slug}"):
+        assert "loans" not in _body(response)  # the refusal does not echo the study
+
+
+def _snapshot(study: Study) -> tuple:
+    s = Study.objects.filter(pk=study.pk).first()
+    return (
+        Study.objects.count(),
+        s and (s.title, s.state, s.pool_hash, s.design),
+        s and sorted(s.shared_with.values_list("username", flat=True)),
+        Participant.objects.count(),
+        Withdrawal.objects.count(),
+    )
+
+
+def _body(response: Any) -> str:
+    if getattr(response, "streaming", False):
+        return "<stream>"
+    return response.content.decode(errors="replace")[:500]
+
+
+# --- the matrix covers every endpoint ------------------------------------------------------
+def _api_operations() -> set[tuple[str, str]]:
+    """(method, path) of every route under /api/ in the URL resolver, e.g.
+    ("GET", "/api/studies/<slug>/participants/<pk>/")."""
+    out: set[tuple[str, str]] = set()
+
+    def walk(patterns: list, prefix: str) -> None:
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns, prefix + str(p.pattern))
+            elif isinstance(p, URLPattern):
+                path = re.sub(r"<(?:\w+:)?(\w+)>", r"<\1>", simplify_regex(prefix + str(p.pattern)))
+                if not path.startswith("/api/"):
+                    continue
+                callback = p.callback
+                actions = getattr(callback, "actions", None)
+                if actions:
+                    methods = set(actions)
+                else:
+                    view = callback.view_class
+                    methods = {
+                        m
+                        for m in view.http_method_names
+                        if m not in ("options", "head") and hasattr(view, m)
+                    }
+                out.update((m.upper(), path) for m in methods if m not in ("head", "options"))
+
+    walk(get_resolver().url_patterns, "")
+    return out
+
+
+def _normal(path: str) -> str:
+    return path.replace("{slug}", "<slug>").replace("{id}", "<pk>")
+
+
+def test_matrix_covers_every_endpoint() -> None:
+    routes = _api_operations()
+    rows = {(r.method, _normal(r.path)) for r in ROWS}
+    assert routes - rows == set(), "endpoints without a row in the permission matrix"
+    assert rows - routes == set(), "matrix rows for endpoints that do not exist"
+    schema = SchemaGenerator().get_schema(request=None, public=True)
+    documented = {(m.upper(), _normal(p)) for p, ops in schema["paths"].items() for m in ops}
+    # everything but the schema and its UI is documented in the schema itself
+    assert documented == routes - {("GET", "/api/schema/"), ("GET", "/api/docs/")}
+    assert all(len(r.statuses) == len(ROLES) for r in ROWS)
