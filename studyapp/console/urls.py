@@ -2,4 +2,12 @@
 
 from __future__ import annotations
 
-urlpatterns: list = []
+from django.urls import path
+
+from . import views
+
+urlpatterns = [
+    path("studies/<slug:slug>/monitor/", views.monitor_page, name="console-monitor"),
+    path("studies/<slug:slug>/monitor.json", views.monitor_json, name="console-monitor-json"),
+    path("studies/<slug:slug>/export.zip", views.export_zip, name="console-export"),
+]

@@ -1,5 +1,5 @@
-"""The plain admin: list pages render, state moves go through the service, a live study's
-design cannot be edited there."""
+"""The admin console's basics: list pages render, state moves go through the service, a live
+study's design cannot be edited there. Setup, pool upload and access are in console/."""
 
 from __future__ import annotations
 
@@ -26,11 +26,17 @@ def test_list_pages_render(admin_client: Client, walker: Walker) -> None:
     walker.to_profile()
     walker.submit_profile()
     walker.post(walker.evaluation_data())
-    for model in ("study", "participant", "profile", "recourse", "evaluation", "pagevisit"):
+    for model in (
+        "study", "participant", "profile", "recourse", "evaluation", "pagevisit", "withdrawal",
+    ):  # fmt: skip
         r = admin_client.get(f"/admin/studyapp/{model}/")
         assert r.status_code == 200, model
     r = admin_client.get("/admin/studyapp/participant/?flagged__exact=0")
     assert r.status_code == 200
+    p = walker.participant
+    r = admin_client.get(f"/admin/studyapp/participant/{p.pk}/change/")
+    assert r.status_code == 200 and 'name="flagged"' in r.content.decode()
+    assert 'name="state"' not in r.content.decode()  # what participants did is read-only
 
 
 def test_go_live_action_and_frozen_design(admin_client: Client) -> None:
@@ -45,4 +51,7 @@ def test_go_live_action_and_frozen_design(admin_client: Client) -> None:
     assert draft.state == Study.State.LIVE
     page = admin_client.get(f"/admin/studyapp/study/{draft.pk}/change/").content.decode()
     assert 'name="design"' not in page  # read-only once live
-    assert admin_client.get("/admin/studyapp/study/add/").status_code == 403
+    assert 'name="conditions-0-name"' not in page and 'name="texts"' not in page
+    # the add page is the setup page
+    r = admin_client.get("/admin/studyapp/study/add/")
+    assert r.status_code == 200 and 'id="study-setup"' in r.content.decode()

@@ -1,0 +1,262 @@
+"""The admin's own study pages: setup ("Add study"), pool upload with preview and confirm,
+state buttons, duplicate. Thin: validate with a form, call `study_setup`/`services`,
+render or redirect. Wrapped by `admin_site.admin_view` (staff login) in `StudyAdmin`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import time
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from .. import access, services, study_setup
+from ..models import Study
+from .forms import DuplicateForm, PoolUploadForm, StudySetupForm
+
+#: a previewed pool waits here (normalised CSV) until the researcher confirms it
+UPLOAD_DIR_NAME = "pool-uploads"
+UPLOAD_MAX_AGE_S = 24 * 3600
+PREVIEW_REJECTED_SHOWN = 200
+
+
+def free_slug(base: str) -> str:
+    slug, n = base[:50], 2
+    while Study.objects.filter(slug=slug).exists():
+        slug, n = f"{base[:45]}-{n}", n + 1
+    return slug
+
+
+def _context(model_admin: Any, request: HttpRequest, **extra: Any) -> dict[str, Any]:
+    return {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "has_view_permission": True,
+        **extra,
+    }
+
+
+def _study(model_admin: Any, request: HttpRequest, pk: int, *, change: bool = True) -> Study:
+    study = model_admin.get_queryset(request).filter(pk=pk).first()
+    if study is None:
+        raise Http404("no such study")
+    allowed = (
+        model_admin.has_change_permission(request, study)
+        if change
+        else model_admin.has_view_permission(request, study)
+    )
+    if not allowed:
+        raise PermissionDenied
+    return study
+
+
+def _change_url(study: Study) -> str:
+    return reverse("admin:studyapp_study_change", args=[study.pk])
+
+
+def study_setup_view(model_admin: Any, request: HttpRequest) -> HttpResponse:
+    if not model_admin.has_add_permission(request):
+        raise PermissionDenied
+    preview = None
+    if request.method == "POST":
+        form = StudySetupForm(request.POST, request.FILES)
+        if form.is_valid():
+            data = form.cleaned_data
+            try:
+                study = study_setup.study_create_from_schema(
+                    slug=data["slug"],
+                    title=data["title"],
+                    schema=data["schema"],
+                    owner=request.user,
+                    design=data["design"] or None,
+                    pool=data["pool"],
+                    language=data["language"],
+                    seed=data["seed"],
+                    pool_size=data["pool_size"],
+                )
+            except study_setup.PoolRejected as exc:
+                preview = exc.preview
+                form.add_error("pool_file", "the pool file has problems (listed below)")
+            except services.StudyError as exc:
+                form.add_error(None, str(exc))
+            else:
+                messages.success(
+                    request,
+                    f"Study {study.slug} created as a draft ({study.pool_rows:,} pool profiles). "
+                    "Set its texts, conditions and codes below, then go live.",
+                )
+                return redirect(_change_url(study))
+    else:
+        form = StudySetupForm()
+    return TemplateResponse(
+        request,
+        "admin/studyapp/study/setup.html",
+        _context(
+            model_admin,
+            request,
+            title="Add study",
+            form=form,
+            preview=_preview_context(preview),
+        ),
+    )
+
+
+def _preview_context(preview: study_setup.PoolPreview | None) -> dict[str, Any] | None:
+    if preview is None:
+        return None
+    width = max((len(d) for d in preview.distributions.values()), default=0)
+    table = [
+        (key, [counts.get(c, "") for c in range(1, width + 1)] if width else [])
+        for key, counts in preview.distributions.items()
+    ]
+    return {
+        "p": preview,
+        "codes": list(range(1, width + 1)),
+        "table": table,
+        "rejected": preview.rejected[:PREVIEW_REJECTED_SHOWN],
+        "more_rejected": max(0, len(preview.rejected) - PREVIEW_REJECTED_SHOWN),
+    }
+
+
+def _upload_dir() -> Path:
+    folder = Path(settings.VAR_DIR) / UPLOAD_DIR_NAME
+    folder.mkdir(parents=True, exist_ok=True)
+    now = time.time()
+    for old in folder.glob("*.csv"):
+        if now - old.stat().st_mtime > UPLOAD_MAX_AGE_S:
+            old.unlink(missing_ok=True)
+    return folder
+
+
+def _session_key(study: Study) -> str:
+    return f"pool-upload-{study.pk}"
+
+
+def pool_upload_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpResponse:
+    study = _study(model_admin, request, pk)
+    frozen = study.state != Study.State.DRAFT
+    preview = None
+    form = PoolUploadForm()
+    if request.method == "POST" and frozen:
+        messages.error(request, f"Study {study.slug} is {study.state}: its pool is frozen.")
+        return redirect(_change_url(study))
+    if request.method == "POST" and "confirm" in request.POST:
+        return _confirm_pool(request, study)
+    if request.method == "POST":
+        form = PoolUploadForm(request.POST, request.FILES)
+        if form.is_valid():
+            f = form.cleaned_data["file"]
+            if f.size > study_setup.MAX_POOL_BYTES:
+                form.add_error("file", f"the file is too big ({f.size:,} bytes)")
+            else:
+                preview = study_setup.pool_preview(study.schema, f.read())
+                if preview.ok:
+                    token = secrets.token_urlsafe(16)
+                    (_upload_dir() / f"{token}.csv").write_text(preview.csv_text, "utf-8")
+                    request.session[_session_key(study)] = {
+                        "token": token,
+                        "sha256": hashlib.sha256(preview.csv_text.encode()).hexdigest(),
+                        "name": f.name,
+                    }
+    pending = request.session.get(_session_key(study)) if preview and preview.ok else None
+    return TemplateResponse(
+        request,
+        "admin/studyapp/study/pool.html",
+        _context(
+            model_admin,
+            request,
+            title=f"Pool of {study.slug}",
+            study=study,
+            original=study,
+            frozen=frozen,
+            form=form,
+            preview=_preview_context(preview),
+            pending=pending,
+        ),
+    )
+
+
+def _confirm_pool(request: HttpRequest, study: Study) -> HttpResponse:
+    pending = request.session.get(_session_key(study))
+    token = request.POST.get("token", "")
+    path = _upload_dir() / f"{pending['token']}.csv" if pending else None
+    if not pending or token != pending["token"] or path is None or not path.exists():
+        messages.error(request, "That preview has expired; please upload the file again.")
+        return redirect(reverse("admin:studyapp_study_pool", args=[study.pk]))
+    data = path.read_bytes()
+    if hashlib.sha256(data).hexdigest() != pending["sha256"]:
+        messages.error(request, "The previewed file changed on disk; please upload it again.")
+        return redirect(reverse("admin:studyapp_study_pool", args=[study.pk]))
+    try:
+        preview = study_setup.study_replace_pool(study=study, data=data)
+    except services.StudyError as exc:
+        messages.error(request, str(exc))
+        return redirect(_change_url(study))
+    finally:
+        path.unlink(missing_ok=True)
+        request.session.pop(_session_key(study), None)
+    if not preview.ok:
+        messages.error(request, f"Pool not stored: {preview.summary()}")
+    else:
+        messages.success(
+            request, f"Pool of {study.slug} replaced: {preview.rows:,} profiles stored."
+        )
+    return redirect(_change_url(study))
+
+
+def state_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpResponse:
+    if request.method != "POST":
+        return HttpResponseNotAllowed(["POST"])
+    study = _study(model_admin, request, pk)
+    state = request.POST.get("state", "")
+    if state not in Study.State.values:
+        messages.error(request, f"Unknown state {state!r}.")
+    else:
+        try:
+            services.study_set_state(study=study, state=state)
+        except services.StudyError as exc:
+            messages.error(request, str(exc))
+        else:
+            messages.success(request, f"{study.slug} is now {study.state}.")
+    return redirect(_change_url(study))
+
+
+def duplicate_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpResponse:
+    study = _study(model_admin, request, pk, change=False)
+    if not access.is_owner(request.user, study) or not model_admin.has_add_permission(request):
+        raise PermissionDenied
+    if request.method == "POST":
+        form = DuplicateForm(request.POST)
+        if form.is_valid():
+            try:
+                copy = study_setup.study_duplicate(
+                    study=study, slug=form.cleaned_data["slug"], owner=request.user
+                )
+            except services.StudyError as exc:
+                form.add_error("slug", str(exc))
+            else:
+                messages.success(request, f"{study.slug} duplicated as {copy.slug} (draft).")
+                return redirect(_change_url(copy))
+    else:
+        form = DuplicateForm(initial={"slug": free_slug(f"{study.slug}-copy")})
+    return TemplateResponse(
+        request,
+        "admin/studyapp/study/duplicate.html",
+        _context(
+            model_admin,
+            request,
+            title=f"Duplicate {study.slug}",
+            study=study,
+            original=study,
+            form=form,
+        ),
+    )

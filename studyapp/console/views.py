@@ -1,0 +1,82 @@
+"""Console pages beside the admin: a study's monitor (page and JSON) and its export ZIP.
+
+Staff only (the admin's login) and only for studies `access.can_access` allows; any other
+study is a 404, so a researcher cannot probe which slugs exist.
+"""
+
+from __future__ import annotations
+
+from django.contrib.admin import site
+from django.contrib.admin.views.decorators import staff_member_required
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
+from django.template.response import TemplateResponse
+from django.utils import timezone
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET
+
+from .. import access
+from ..export import export_zip_stream
+from ..models import Participant, Study
+from ..monitor import study_monitor
+
+#: how often the monitor page asks for fresh figures
+REFRESH_SECONDS = 5
+
+
+def _study(request: HttpRequest, slug: str) -> Study:
+    study = access.studies_for(request.user).filter(slug=slug).first()
+    if study is None:
+        raise Http404("no such study")
+    return study
+
+
+def _flag(request: HttpRequest, name: str) -> bool:
+    value = request.GET.get(name, "")
+    if value not in ("", "0", "1", "on", "true", "false"):
+        raise Http404(f"{name}: expected 1 or 0")
+    return value in ("1", "on", "true")
+
+
+@never_cache
+@require_GET
+@staff_member_required
+def monitor_page(request: HttpRequest, slug: str) -> HttpResponse:
+    study = _study(request, slug)
+    figures = study_monitor(study)
+    states = [(value, label) for value, label in Participant.State.choices]
+    return TemplateResponse(
+        request,
+        "console/monitor.html",
+        {
+            **site.each_context(request),
+            "title": f"Monitor: {study.slug}",
+            "study": study,
+            "m": figures,
+            "states": states,
+            "conditions": list(figures["by_condition"].items()),
+            "refresh_seconds": REFRESH_SECONDS,
+        },
+    )
+
+
+@never_cache
+@require_GET
+@staff_member_required
+def monitor_json(request: HttpRequest, slug: str) -> JsonResponse:
+    return JsonResponse(study_monitor(_study(request, slug)))
+
+
+@never_cache
+@require_GET
+@staff_member_required
+def export_zip(request: HttpRequest, slug: str) -> StreamingHttpResponse:
+    study = _study(request, slug)
+    panel, text = _flag(request, "panel"), _flag(request, "text")
+    stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
+    response = StreamingHttpResponse(
+        export_zip_stream(study, with_panel_ids=panel, with_text=text),
+        content_type="application/zip",
+    )
+    response["Content-Disposition"] = f'attachment; filename="{study.slug}-export-{stamp}.zip"'
+    response["X-Content-Type-Options"] = "nosniff"
+    return response
