@@ -85,7 +85,10 @@ def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None
     prepare(env, pool_size=1000)
     with running(env, tmp_path) as url:
         driver.get(f"{url}/s/carloan/?PROLIFIC_PID=browser-1")
+        assert driver.find_elements(By.NAME, "page") == []  # the welcome page: no participant
+        driver.find_element(By.ID, "start").click()
         on_page("screening")
+        assert 'id="withdraw-link"' in driver.page_source
         driver.find_element(By.NAME, "age").send_keys("34")
         for name, value in [("gender", "1"), ("occupation", "1"), ("income", "3"),
                             ("car_purchase", "2"), ("loans", "8")]:  # fmt: skip
@@ -150,3 +153,46 @@ def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None
     by_position = ev.set_index("position")
     assert list(by_position.loc[[1, 2, 3, 4, 5], "acceptance"]) == [5, 2, 6, 4, 7]
     assert list(by_position.loc[[1, 2, 3, 4, 5], "action"]) == [3, 2, 6, 4, 1]
+
+
+def test_withdraw_in_a_japanese_study_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001
+    """A participant of a Japanese study opens the link (a preview creates nothing), starts,
+    answers the screening, then withdraws from the consent page: confirmation, the withdrew
+    code, and nothing of their answers left in the export."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support import expected_conditions as ec
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    wait = WebDriverWait(driver, 60)
+    env = embedded_env(tmp_path)
+    manage(env, "migrate", "--noinput", "-v0")
+    manage(env, "create_demo_study", "--no-admin", "--pool-size", "200", "--language", "ja")
+    with running(env, tmp_path) as url:
+        driver.get(f"{url}/s/carloan/?PROLIFIC_PID=ja-browser")
+        assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ja"
+        start = driver.find_element(By.ID, "start")
+        assert start.text == "調査を始める"
+        start.click()
+        wait.until(ec.presence_of_element_located((By.NAME, "age")))
+        assert "あなたの性別を教えてください。" in driver.page_source
+        driver.find_element(By.NAME, "age").send_keys("41")
+        for name, value in [("gender", "2"), ("occupation", "1"), ("income", "4"),
+                            ("car_purchase", "1"), ("loans", "8")]:  # fmt: skip
+            driver.find_element(By.CSS_SELECTOR, f'input[name="{name}"][value="{value}"]').click()
+        driver.find_element(By.CSS_SELECTOR, "button.next").click()
+        wait.until(ec.presence_of_element_located((By.NAME, "agree")))
+        link = driver.find_element(By.ID, "withdraw-link")
+        assert link.text == "調査への参加をやめる"
+        link.click()
+        confirm = wait.until(ec.presence_of_element_located((By.ID, "confirm-withdraw")))
+        confirm.click()
+        code = wait.until(ec.presence_of_element_located((By.ID, "withdrew-code"))).text
+        assert code and "回答は削除されました" in driver.page_source
+        driver.back()  # the confirmation again would only lead to the same end page
+        driver.get(f"{url}/s/carloan/?PROLIFIC_PID=ja-browser")
+        driver.find_element(By.ID, "start").click()  # the same panel id: their own end page
+        assert wait.until(ec.presence_of_element_located((By.ID, "withdrew-code"))).text == code
+        manage(env, "export_study", "carloan", "--out", str(tmp_path / "export"))
+    pa = pd.read_csv(tmp_path / "export" / "participants.csv", keep_default_na=False)
+    assert len(pa) == 1 and pa["outcome"].iloc[0] == "withdrew"
+    assert str(pa["gender"].iloc[0]) == "" and str(pa["age"].iloc[0]) == ""

@@ -56,7 +56,8 @@ def test_run_serves_the_demo_and_ctrl_c_stops_both(tmp_path: Path) -> None:
         for _ in range(60):  # gunicorn may still be binding its workers
             try:
                 with urllib.request.urlopen(link, timeout=5) as r:
-                    assert r.status == 200 and "A few questions first" in r.read().decode()
+                    # the welcome page: its start button creates the participant
+                    assert r.status == 200 and "Start the study" in r.read().decode()
                 break
             except OSError:
                 time.sleep(0.5)
