@@ -122,13 +122,13 @@ class StudySettingsSerializer(StrictSerializer):
         return value
 
     def validate_attention_checks(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        from studyapp import study_setup
+        """The participant side's own validator, so the API stores what its pages can show."""
+        from studyapp import attention
 
-        study = self.context.get("study")
-        problems = study_setup.validate_attention_checks(value, study.schema if study else {})
-        if problems:
-            raise serializers.ValidationError(problems)
-        return value
+        try:
+            return attention.validate_checks(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
 
 
 class StudyCreateSerializer(StudySettingsSerializer):
