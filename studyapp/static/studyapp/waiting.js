@@ -8,17 +8,23 @@
   var text = document.getElementById("progress-text");
   var url = box.getAttribute("data-status-url");
   var delay = 500;
+  // texts come translated from the template (the study's language); English as a fallback
+  var said = {
+    ready: box.getAttribute("data-text-ready") || "Your plans are ready.",
+    running: box.getAttribute("data-text-running") || "Searching the customer database…",
+    queued: box.getAttribute("data-text-queued") || "Waiting for the AI system…"
+  };
   function poll() {
     fetch(url, { headers: { "Accept": "application/json" }, cache: "no-store" })
       .then(function (r) { return r.json(); })
       .then(function (s) {
         if (bar && s.step) { bar.value = s.step; }
         if (s.ready) {
-          if (text) { text.textContent = "Your plans are ready."; }
+          if (text) { text.textContent = said.ready; }
           window.location.replace(s.next);
           return;
         }
-        if (text) { text.textContent = s.generation === "running" ? "Searching the customer database…" : "Waiting for the AI system…"; }
+        if (text) { text.textContent = s.generation === "running" ? said.running : said.queued; }
         delay = Math.min(delay * 1.5, 3000);
         window.setTimeout(poll, delay);
       })
