@@ -175,6 +175,11 @@ def study_set_state(*, study: Study, state: str) -> Study:
         raise StudyError(f"study {study.slug}: cannot go from {study.state} to {state}")
     study.state = state
     study.save(update_fields=["state", "updated_at"])
+    if state == Study.State.LIVE:
+        # balanced strategies (ebr/ibr) need models fitted on the pool: a Celery task
+        from .method_fitting import fits_queue
+
+        fits_queue(study=study)
     return study
 
 

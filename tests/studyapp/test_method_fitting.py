@@ -118,3 +118,12 @@ def test_progress_writer_stores_fractions_and_always_the_end() -> None:
     report(4, 4)
     row.refresh_from_db()
     assert row.progress == 1.0
+
+
+@override_settings(STUDYAPP_BALANCED_FIT_PARAMS=SMALL_IBR)
+def test_going_live_queues_and_runs_the_fits(eager: None) -> None:
+    study = _study("sparsest:1,ebr:1")
+    assert not FittedMethod.objects.filter(study=study).exists()  # a draft fits nothing
+    services.study_set_state(study=study, state=Study.State.LIVE)
+    row = FittedMethod.objects.get(study=study)
+    assert (row.strategy, row.state, row.pool_hash) == ("ebr", "done", study.pool_hash)
