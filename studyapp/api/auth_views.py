@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.models import Token
 from rest_framework.authtoken.views import ObtainAuthToken
@@ -16,6 +17,7 @@ from rest_framework.response import Response
 from studyapp import access
 
 from .permissions import IsResearcher
+from .schema import ApiSchema
 
 
 class ResearcherTokenView(ObtainAuthToken):
@@ -27,7 +29,10 @@ class ResearcherTokenView(ObtainAuthToken):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    schema = ApiSchema()
+    schema_refusals = ("400",)
 
+    @extend_schema(summary="A token for a researcher account (username + password)")
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         serializer = self.get_serializer(data=request.data)
         serializer.is_valid(raise_exception=True)

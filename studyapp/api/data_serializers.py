@@ -44,7 +44,15 @@ class ParticipantSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class ParticipantWithPanelSerializer(ParticipantSerializer):
+class PanelFields(serializers.Serializer):
+    """Present only with `?with_panel_ids=1`: documented as optional (drf-spectacular lists
+    every read-only field as required, so these are declared plain; nothing writes here)."""
+
+    recruitment_id = serializers.CharField(required=False)
+    panel = serializers.JSONField(required=False)
+
+
+class ParticipantWithPanelSerializer(PanelFields, ParticipantSerializer):
     """`?with_panel_ids=1`, owners only."""
 
     class Meta(ParticipantSerializer.Meta):
@@ -68,7 +76,7 @@ class ParticipantDetailSerializer(ParticipantSerializer):
         return {"values": profile.values, "decision": profile.decision}
 
 
-class ParticipantDetailWithPanelSerializer(ParticipantDetailSerializer):
+class ParticipantDetailWithPanelSerializer(PanelFields, ParticipantDetailSerializer):
     class Meta(ParticipantDetailSerializer.Meta):
         fields = [*ParticipantDetailSerializer.Meta.fields, *PANEL_FIELDS]
         read_only_fields = fields
@@ -111,7 +119,10 @@ class EvaluationSerializer(serializers.ModelSerializer):
 
 
 class EvaluationWithTextSerializer(EvaluationSerializer):
-    """`?with_text=1`: the free-text reasons too."""
+    """`?with_text=1`: the free-text reasons too (documented as not required)."""
+
+    acceptance_why = serializers.CharField(required=False)
+    action_why = serializers.CharField(required=False)
 
     class Meta(EvaluationSerializer.Meta):
         fields = [*EVALUATION_FIELDS, "acceptance_why", "action_why"]

@@ -22,9 +22,7 @@ from . import data_serializers as ds
 from .filters import EvaluationFilter, ParticipantFilter
 from .params import SLUG, WITH_PANEL_IDS, WITH_TEXT, Pages, flag
 from .permissions import IsResearcher, require_owner, visible_study
-
-NOT_FOUND = OpenApiResponse(description="No such study (or participant) among those you can see.")
-FORBIDDEN = OpenApiResponse(description="Not a researcher, or panel ids asked for by a non-owner.")
+from .schema import ApiSchema
 
 
 def _panel_ids(request: Request, study: Study) -> bool:
@@ -39,6 +37,7 @@ class StudyScoped:
     """A view under /studies/{slug}/: the study is looked up once, visible or 404."""
 
     permission_classes = [IsAuthenticated, IsResearcher]
+    schema = ApiSchema()
     kwargs: dict[str, Any]
     request: Request
 
@@ -55,19 +54,17 @@ class StudyScoped:
         parameters=[SLUG, WITH_PANEL_IDS],
         responses={
             200: ds.ParticipantWithPanelSerializer(many=True),
-            403: FORBIDDEN,
-            404: NOT_FOUND,
         },
     ),
     retrieve=extend_schema(
         summary="One participant, with profile and attention answers",
         parameters=[SLUG, WITH_PANEL_IDS],
-        responses={200: ds.ParticipantDetailWithPanelSerializer, 403: FORBIDDEN, 404: NOT_FOUND},
+        responses={200: ds.ParticipantDetailWithPanelSerializer},
     ),
     destroy=extend_schema(
         summary="Delete a participant and all their answers, on their request (logged)",
         parameters=[SLUG],
-        responses={204: None, 404: NOT_FOUND},
+        responses={204: None},
     ),
 )
 class ParticipantViewSet(StudyScoped, viewsets.ReadOnlyModelViewSet):
@@ -101,7 +98,7 @@ class ParticipantViewSet(StudyScoped, viewsets.ReadOnlyModelViewSet):
     list=extend_schema(
         summary="Evaluations of a study (paged, filterable)",
         parameters=[SLUG, WITH_TEXT],
-        responses={200: ds.EvaluationWithTextSerializer(many=True), 404: NOT_FOUND},
+        responses={200: ds.EvaluationWithTextSerializer(many=True)},
     )
 )
 class EvaluationViewSet(StudyScoped, viewsets.GenericViewSet):
@@ -135,8 +132,6 @@ class ExportView(StudyScoped, APIView):
         parameters=[SLUG, WITH_PANEL_IDS, WITH_TEXT],
         responses={
             (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="ZIP"),
-            403: FORBIDDEN,
-            404: NOT_FOUND,
         },
     )
     def get(self, request: Request, slug: str) -> Any:
@@ -164,7 +159,7 @@ class MonitorView(StudyScoped, APIView):
         summary="Monitor figures: participants by state and condition, completion, "
         "durations, recourse latency and failures, quota fill, last activity",
         parameters=[SLUG],
-        responses={200: OpenApiTypes.OBJECT, 404: NOT_FOUND},
+        responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request, slug: str) -> Response:
         from studyapp.monitor import study_monitor

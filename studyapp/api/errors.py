@@ -5,8 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, ValidationError
+
+
+class DetailSerializer(serializers.Serializer):
+    """The body of a refusal that is not about one field."""
+
+    detail = serializers.CharField()
 
 
 class Conflict(APIException):

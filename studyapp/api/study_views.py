@@ -23,15 +23,13 @@ from studyapp.models import Study
 
 from . import study_serializers as ss
 from . import study_writes
-from .errors import Conflict, as_validation_error
+from .errors import Conflict, DetailSerializer, as_validation_error
 from .params import SLUG
 from .parsers import CSVBodyParser
 from .permissions import IsResearcher, require_owner
+from .schema import ERROR_BODY_SCHEMA, ApiSchema
 
-NOT_FOUND = OpenApiResponse(description="No such study among those you can see.")
-FORBIDDEN = OpenApiResponse(description="Not a researcher, or not the study's owner.")
-CONFLICT = OpenApiResponse(description="The study's state does not allow this.")
-BAD = OpenApiResponse(description="Invalid payload; the body names each bad field.")
+CONFLICT = OpenApiResponse(DetailSerializer, description="The study's state does not allow this.")
 SETTINGS = (
     "outcome_codes",
     "panel_param",
@@ -55,11 +53,12 @@ def _validated(serializer_class: type, request: Request, **context: Any) -> dict
     retrieve=extend_schema(
         summary="One study (with its schema)",
         parameters=[SLUG],
-        responses={200: ss.StudyDetailSerializer, 404: NOT_FOUND},
+        responses={200: ss.StudyDetailSerializer},
     ),
 )
 class StudyViewSet(viewsets.GenericViewSet):
     permission_classes = [IsAuthenticated, IsResearcher]
+    schema = ApiSchema()
     serializer_class = ss.StudySerializer
     lookup_field = "slug"
     lookup_value_regex = "[-a-zA-Z0-9_]+"
@@ -89,7 +88,7 @@ class StudyViewSet(viewsets.GenericViewSet):
     @extend_schema(
         summary="Create a draft study (owner: you)",
         request=ss.StudyCreateSerializer,
-        responses={201: ss.StudyDetailSerializer, 400: BAD},
+        responses={201: ss.StudyDetailSerializer},
     )
     def create(self, request: Request) -> Response:
         data = _validated(ss.StudyCreateSerializer, request)
@@ -123,7 +122,7 @@ class StudyViewSet(viewsets.GenericViewSet):
         summary="Change settings (design and texts only while the study is a draft)",
         parameters=[SLUG],
         request=ss.StudyUpdateSerializer,
-        responses={200: ss.StudyDetailSerializer, 400: BAD, 404: NOT_FOUND, 409: CONFLICT},
+        responses={200: ss.StudyDetailSerializer, 409: CONFLICT},
     )
     def partial_update(self, request: Request, slug: str) -> Response:
         study = self.get_object()
@@ -141,7 +140,7 @@ class StudyViewSet(viewsets.GenericViewSet):
     @extend_schema(
         summary="Delete a study nobody has taken part in (owner only)",
         parameters=[SLUG],
-        responses={204: None, 403: FORBIDDEN, 404: NOT_FOUND, 409: CONFLICT},
+        responses={204: None, 409: CONFLICT},
     )
     def destroy(self, request: Request, slug: str) -> Response:
         study = self.get_object()
@@ -156,7 +155,7 @@ class StudyViewSet(viewsets.GenericViewSet):
         summary="Go live or close",
         parameters=[SLUG],
         request=ss.StateSerializer,
-        responses={200: ss.StudyDetailSerializer, 400: BAD, 404: NOT_FOUND, 409: CONFLICT},
+        responses={200: ss.StudyDetailSerializer, 409: CONFLICT},
     )
     @action(detail=True, methods=["post"])
     def state(self, request: Request, slug: str) -> Response:
@@ -172,7 +171,7 @@ class StudyViewSet(viewsets.GenericViewSet):
         summary="Copy a study into a new draft owned by you (owner only)",
         parameters=[SLUG],
         request=ss.DuplicateSerializer,
-        responses={201: ss.StudyDetailSerializer, 400: BAD, 403: FORBIDDEN, 404: NOT_FOUND},
+        responses={201: ss.StudyDetailSerializer},
     )
     @action(detail=True, methods=["post"])
     def duplicate(self, request: Request, slug: str) -> Response:
@@ -189,7 +188,7 @@ class StudyViewSet(viewsets.GenericViewSet):
         summary="Share with another researcher, or stop sharing (owner only)",
         parameters=[SLUG],
         request=ss.ShareSerializer,
-        responses={200: ss.StudyDetailSerializer, 400: BAD, 403: FORBIDDEN, 404: NOT_FOUND},
+        responses={200: ss.StudyDetailSerializer},
     )
     @action(detail=True, methods=["post"])
     def share(self, request: Request, slug: str) -> Response:
@@ -216,8 +215,10 @@ class StudyViewSet(viewsets.GenericViewSet):
         },
         responses={
             200: ss.PoolPreviewSerializer,
-            400: ss.PoolPreviewSerializer,
-            404: NOT_FOUND,
+            400: OpenApiResponse(
+                ERROR_BODY_SCHEMA,
+                description="The preview (ok false, errors, rejected rows) or a field error.",
+            ),
             409: CONFLICT,
         },
     )
