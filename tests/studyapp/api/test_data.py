@@ -195,9 +195,13 @@ def _csv(zf: zipfile.ZipFile, name: str) -> list[dict[str, str]]:
 
 def test_export_zip(crowd: Cast) -> None:
     zf = _zip(crowd.client("shared").get("/api/studies/loans/export/"))
-    assert {"evaluations.csv", "participants.csv", "codebook.csv", "schema.json"} <= set(
-        zf.namelist()
-    )
+    tables = ("evaluations", "participants")
+    assert set(zf.namelist()) == {
+        "codebook.csv",
+        "schema.json",
+        *(f"{t}.csv" for t in tables),
+        *(f"{t}.parquet" for t in tables),
+    }
     evaluations = _csv(zf, "evaluations.csv")
     participants = _csv(zf, "participants.csv")
     assert len(evaluations) == Evaluation.objects.filter(participant__study=crowd.study).count()

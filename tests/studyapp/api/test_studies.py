@@ -400,3 +400,9 @@ def test_token_for_researchers_only(cast: Cast) -> None:
     bad = APIClient()
     bad.credentials(HTTP_AUTHORIZATION="Token not-a-token")
     assert bad.get("/api/studies/").status_code == 401
+    # a participant's access code is no credential here, in any place it could be sent
+    code = cast.study.participants.first().code
+    for header in (f"Token {code}", f"Bearer {code}"):
+        bad.credentials(HTTP_AUTHORIZATION=header)
+        assert bad.get("/api/studies/loans/participants/").status_code == 401
+    assert anon.get(f"/api/studies/loans/participants/?code={code}").status_code == 401
