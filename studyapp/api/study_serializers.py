@@ -11,8 +11,9 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from recourse_engine import DesignError
-from studyapp import access, engine
+from studyapp import access, engine, study_setup
 from studyapp.models import OUTCOMES, STUDY_LANGUAGES, Study
+from studyapp.services import StudyError
 
 LANGUAGE_CODES = [code for code, _ in STUDY_LANGUAGES]
 #: decision models the API can choose; an uploaded model file goes through the console
@@ -122,12 +123,10 @@ class StudySettingsSerializer(StrictSerializer):
         return value
 
     def validate_attention_checks(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The participant side's own validator, so the API stores what its pages can show."""
-        from studyapp import attention
-
+        """The console's rule (the participant side's validator), cleaned as it stores them."""
         try:
-            return attention.validate_checks(value)
-        except ValueError as exc:
+            return study_setup.clean_attention_checks(value)
+        except StudyError as exc:
             raise serializers.ValidationError(str(exc)) from None
 
 
