@@ -61,6 +61,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "django_filters",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our static files: works offline
     "studyapp",
 ]
 
@@ -144,6 +145,13 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Researchers' API: studies, pools, participants, evaluations, export, monitor.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "StudyStateEnum": "studyapp.models.Study.State",
+        "ParticipantStateEnum": "studyapp.models.Participant.State",
+    },
 }
 
 STATIC_URL = "static/"
