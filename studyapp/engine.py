@@ -111,13 +111,17 @@ def pool_of(csv_text: str, schema: FeatureSchema, source: str = "pool") -> Pool:
 
 
 def pool_index_for(study: Any) -> tuple[FeatureSchema, PoolIndex]:
-    """The study's schema and prepared pool index, cached per (study, pool, model)."""
+    """The study's schema and prepared pool index, cached per (study, pool, model, stored
+    balanced-recourse fits): an index built before a fit was stored is rebuilt with it."""
+    from .method_fitting import attach_fitted, fits_version
+
     schema = schema_of(study.schema)
-    key = (study.pk, study.pool_hash, model_key(study))
+    key = (study.pk, study.pool_hash, model_key(study), fits_version(study))
     with _lock:
         index = _index_cache.get(key)
         if index is None:
             pool = pool_of(study.pool_csv, schema, source=f"study {study.slug} pool")
+            attach_fitted(study, pool)
             index = PoolIndex(schema, pool, study_model(study, schema))
             for stale in [k for k in _index_cache if k[0] == study.pk]:
                 del _index_cache[stale]

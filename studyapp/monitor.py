@@ -16,7 +16,7 @@ from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
 from . import assignment
-from .models import Participant, Study
+from .models import FittedMethod, Participant, Study
 
 S = Participant.State
 G = Participant.Generation
@@ -164,5 +164,21 @@ def study_monitor(study: Study) -> dict[str, Any]:
             "flagged": gen["flagged"],
         },
         "quotas": quota_fill(study),
+        "balanced_fits": balanced_fits(study),
         "last_activity": gen["last"].isoformat() if gen["last"] else None,
     }
+
+
+def balanced_fits(study: Study) -> list[dict[str, Any]]:
+    """Progress of the EBR/IBR pool models fitted for the study's current pool."""
+    rows = FittedMethod.objects.filter(study=study, pool_hash=study.pool_hash).order_by("strategy")
+    return [
+        {
+            "strategy": r["strategy"],
+            "state": r["state"],
+            "progress": round(float(r["progress"]), 3),
+            "seconds": None if r["seconds"] is None else round(float(r["seconds"]), 1),
+            "message": r["message"],
+        }
+        for r in rows.values("strategy", "state", "progress", "seconds", "message")
+    ]

@@ -371,7 +371,7 @@ def profile_submit(
     checks, answers = _attention_answers(participant.study, "profile", attention_answers)
     with transaction.atomic():
         p = _locked(participant, S.PROFILE, "profile")
-        model = engine.model_of(p.study.decision_model)
+        model = engine.study_model(p.study)
         rejected = rejects_factual(model, codes, p.income_jpy)
         Profile.objects.create(
             participant=p,

@@ -127,3 +127,53 @@ def test_going_live_queues_and_runs_the_fits(eager: None) -> None:
     services.study_set_state(study=study, state=Study.State.LIVE)
     row = FittedMethod.objects.get(study=study)
     assert (row.strategy, row.state, row.pool_hash) == ("ebr", "done", study.pool_hash)
+
+
+@override_settings(STUDYAPP_BALANCED_FIT_PARAMS=SMALL_IBR)
+def test_the_worker_index_picks_up_a_fit_stored_after_it_was_built() -> None:
+    study = _study("ebr:1,sparsest:1")
+    study.state = Study.State.LIVE
+    study.save()
+    _, before = engine.pool_index_for(study)
+    assert engine.pool_index_for(study)[1] is before  # cached while nothing changes
+    method_fitting.fits_queue(study=study)
+    method_fitting.fits_run(study_id=study.pk)
+    _, after = engine.pool_index_for(study)
+    assert after is not before
+    from recourse_engine.methods.ebr import _POOL_DENSITIES
+
+    assert _POOL_DENSITIES.get(after.pool) is not None  # attached, not fitted on first use
+    assert _POOL_DENSITIES.get(before.pool) is None
+    stored = FittedMethod.objects.get(study=study, strategy="ebr")
+    import pickle
+
+    np.testing.assert_array_equal(
+        pool_density(SCHEMA, after.pool).scores, pickle.loads(bytes(stored.blob)).scores
+    )
+
+
+@override_settings(STUDYAPP_BALANCED_FIT_PARAMS=SMALL_IBR)
+def test_the_monitor_shows_fit_progress_to_the_researcher() -> None:
+    from django.contrib.auth import get_user_model
+    from django.test import Client
+
+    from studyapp.monitor import study_monitor
+
+    study = _study("ebr:1,ibr:1")
+    method_fitting.fits_queue(study=study)
+    figures = study_monitor(study)["balanced_fits"]
+    assert [(f["strategy"], f["state"], f["progress"]) for f in figures] == [
+        ("ebr", "queued", 0.0),
+        ("ibr", "queued", 0.0),
+    ]
+    method_fitting.fits_run(study_id=study.pk)
+    boss = get_user_model().objects.create_superuser("boss", password="pw-boss-1")
+    client = Client()
+    client.force_login(boss)
+    figures = client.get(f"/console/studies/{study.slug}/monitor.json").json()["balanced_fits"]
+    assert [(f["strategy"], f["state"], f["progress"]) for f in figures] == [
+        ("ebr", "done", 1.0),
+        ("ibr", "done", 1.0),
+    ]
+    page = client.get(f"/console/studies/{study.slug}/monitor/").content.decode()
+    assert 'id="balanced-fits"' in page and "fitted on 400 pool rows" in page
