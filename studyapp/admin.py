@@ -176,6 +176,9 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
     def get_fieldsets(self, request: HttpRequest, obj: Study | None = None) -> Any:
         questions = self._questions(obj)
         design = ["design", "seed", "decision_model", "model_file"]
+        if not request.user.is_superuser:
+            # model files are unpickled when loaded: only superusers may upload one
+            design = ["design", "seed", "decision_model"]
         if obj is not None and obj.state != Study.State.DRAFT:
             design = ["design", "seed", "decision_model"]
             eligibility = ["eligibility"]
@@ -235,7 +238,10 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                     ),
                 )
         kwargs["form"] = type("StudyChangeFormFor", (self.form,), fields)
-        return super().get_form(request, obj, **kwargs)
+        form = super().get_form(request, obj, **kwargs)
+        if not request.user.is_superuser:
+            form.base_fields.pop("model_file", None)  # a posted file is then ignored
+        return form
 
     def save_model(self, request: HttpRequest, obj: Study, form: Any, change: bool) -> None:
         if obj.state == Study.State.DRAFT and change:

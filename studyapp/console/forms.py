@@ -138,7 +138,7 @@ class StudyChangeForm(forms.ModelForm):
     model_file = forms.FileField(
         required=False,
         label="Trained model file",
-        help_text="Saved with recourse_engine.save_model on this study's schema (staff only: "
+        help_text="Saved with recourse_engine.save_model on this study's schema (superusers only: "
         "model files are unpickled).",
     )
 

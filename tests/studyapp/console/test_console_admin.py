@@ -14,11 +14,11 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
-from recourse_engine import carloan_schema
+from recourse_engine import carloan_schema, synth_pool
 from studyapp import services
 from studyapp.models import Condition, Participant, Study, Withdrawal
 
-from ..conftest import make_study
+from ..conftest import SCHEMA, make_study
 from .conftest import client_for, complete, pool_bytes, researcher
 
 
@@ -400,3 +400,38 @@ def test_monitor_page_json_and_export(draft: Study, owner_client: Client, eager:
     assert (
         owner_client.get(f"/console/studies/{draft.slug}/export.zip?panel=maybe").status_code == 404
     )
+
+
+# --- decision model upload: superusers only (model files are unpickled) ----------------------
+def _model_file(tmp_path: Any) -> SimpleUploadedFile:
+    import numpy as np
+
+    from recourse_engine.decision import save_model, train_sklearn_model
+    from studyapp import engine
+
+    frame = synth_pool(SCHEMA, n=300, seed=4)
+    frame["approved"] = (np.arange(len(frame)) % 2).astype(int)
+    pool = engine.pool_of(frame.to_csv(index=False), SCHEMA)
+    path = save_model(train_sklearn_model(SCHEMA, pool, "approved"), tmp_path / "m.joblib")
+    return SimpleUploadedFile("m.joblib", path.read_bytes())
+
+
+def test_only_a_superuser_may_upload_a_decision_model(
+    draft: Study, owner_client: Client, tmp_path: Any
+) -> None:
+    page = owner_client.get(change_url(draft)).content.decode()
+    assert 'name="model_file"' not in page
+    data = change_data(draft, decision_model="income_rule")
+    data["model_file"] = _model_file(tmp_path)
+    owner_client.post(change_url(draft), data)
+    draft.refresh_from_db()
+    assert draft.decision_model_blob is None  # the posted file was ignored
+
+    boss = client_for(researcher("boss", superuser=True))
+    assert 'name="model_file"' in boss.get(change_url(draft)).content.decode()
+    data = change_data(draft, decision_model="uploaded")
+    data["model_file"] = _model_file(tmp_path)
+    r = boss.post(change_url(draft), data)
+    assert r.status_code == 302, r.content.decode()[:2000]
+    draft.refresh_from_db()
+    assert draft.decision_model == "uploaded" and draft.decision_model_blob
