@@ -116,7 +116,7 @@ def running(env: dict[str, str], log_dir: Path, web_workers: int = 2) -> Iterato
         procs.append(
             subprocess.Popen(
                 [str(VENV_BIN / "gunicorn"), "studyapp.wsgi", "--bind", f"127.0.0.1:{port}",
-                 "--workers", str(web_workers), "--access-logfile", "-"],
+                 "--workers", str(web_workers), "--timeout", "180", "--access-logfile", "-"],
                 cwd=ROOT, env=env, stdout=glog, stderr=subprocess.STDOUT, start_new_session=True,
             )
         )  # fmt: skip
