@@ -244,7 +244,14 @@ class StudyChangeForm(forms.ModelForm):
                     "model_file", str(exc.messages[0] if hasattr(exc, "messages") else exc)
                 )
         elif name == "uploaded" and not self.instance.decision_model_blob:
-            self.add_error("model_file", "decision model 'uploaded': upload the model file")
+            if "model_file" in self.fields:
+                self.add_error("model_file", "decision model 'uploaded': upload the model file")
+            else:  # researchers who may not upload (see StudyAdmin.get_form)
+                self.add_error(
+                    "decision_model",
+                    "decision model 'uploaded': no model file stored; a superuser must upload "
+                    "the model file first",
+                )
         return data
 
 
