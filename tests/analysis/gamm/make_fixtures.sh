@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Regenerates the committed mgcv fixtures in fixtures/ (R is needed only for this, not for the
 # tests). Installs R and mgcv from Debian when missing (run as root), plus the serial OpenBLAS
-# so that the 2,000-participant fit takes minutes rather than hours.
+# (the 2,000-participant study is fitted with bam(): about 15 minutes here; gam() takes hours).
 # Usage: tests/analysis/gamm/make_fixtures.sh [--only null|steep|large]
 set -euo pipefail
 cd "$(dirname "$0")"

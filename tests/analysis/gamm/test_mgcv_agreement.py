@@ -35,7 +35,7 @@ def case(request):
 
 def test_fixtures_present():
     studies = {json.loads((FIXTURES / c).read_text())["study"] for c in CASES}
-    assert len(CASES) >= 5 and {"null", "steep"} <= studies
+    assert len(CASES) >= 6 and {"null", "steep", "large"} <= studies
     assert any(json.loads((FIXTURES / c).read_text())["basis"] == "cr" for c in CASES)
 
 
