@@ -1,11 +1,14 @@
 """Wall time and peak memory of the three exact segregation indices at several n.
 
     .venv/bin/python benchmarks/bench_segregation.py                 # n = 10k, 100k, 150k
+    .venv/bin/python benchmarks/bench_segregation.py --data coded    # 5-level items: ties
+    .venv/bin/python benchmarks/bench_segregation.py --data carloan  # synthetic car-loan pool
     .venv/bin/python benchmarks/bench_segregation.py --sizes 1000000 --backend torch --device cuda
 
 Each size runs in a fresh subprocess so that its peak resident memory (ru_maxrss)
 is its own. The population is uniform on [0, 1]^d (seeded) with a minority share
-of 0.4; all indices are computed on every pair (nothing is subsampled). Stage
+of 0.4, or (`--data coded`) segregated 5-level coded items full of distance ties, or
+(`--data carloan`) the synthetic car-loan pool on its normalised scale; all indices are computed on every pair (nothing is subsampled). Stage
 times come from the progress callback; "kmeans" is the fit + assignment of the 30
 neighbourhoods for the Atkinson index. The machine load (os.getloadavg) and the
 process's CPU time (user + system, all threads, whole process) are printed beside
@@ -27,15 +30,42 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def one(n: int, d: int, share: float, backend: str, device: str | None, jobs: int | None) -> dict:
+def population(n: int, d: int, share: float, kind: str):
+    """`uniform`: U[0,1]^d, groups drawn independently of X (no segregation).
+    `coded`: d ordinal items of 5 levels on the (code-1)/4 scale, the minority's codes
+    shifted up by one level on half the items -- segregated, with many exact distance ties
+    (the case that sends pairs to the canonical recomputation).
+    `carloan`: the seeded synthetic car-loan pool (16 items, 19 columns on the schema's
+    normalised scale), women and men (the few 'Other' left out) -- what a study's population is like."""
     import numpy as np
 
+    if kind == "carloan":
+        from recourse_engine import carloan_schema, normalise, synth_pool
+
+        schema = carloan_schema()
+        frame = synth_pool(schema, n=int(n * 1.05) + 100, seed=0)
+        frame = frame[frame["gender"].isin(["Female", "Male"])].head(n)  # two groups
+        X = normalise(schema, frame[list(schema.keys)].to_numpy(dtype=float))
+        return X, frame["gender"].astype(str).to_numpy()
+    rng = np.random.default_rng(0)
+    minority = rng.random(n) < share
+    g = np.where(minority, "minority", "majority")
+    if kind == "uniform":
+        return rng.random((n, d)), g
+    codes = rng.integers(0, 5, (n, d))
+    shift = np.zeros(d, dtype=int)
+    shift[: d // 2] = 1
+    codes = np.minimum(codes + minority[:, None] * shift[None, :], 4)
+    return codes / 4.0, g
+
+
+def one(
+    n: int, d: int, share: float, backend: str, device: str | None, jobs: int | None, kind: str
+) -> dict:
     sys.path.insert(0, str(ROOT))
     from analysis.segregation.indices import fit_units, segregation_indices, unit_labels
 
-    rng = np.random.default_rng(0)
-    X = rng.random((n, d))
-    g = np.where(rng.random(n) < share, "minority", "majority")
+    X, g = population(n, d, share, kind)
     t0 = time.perf_counter()
     km = fit_units(X, 30, 0)
     unit_labels(km, X)
@@ -61,7 +91,8 @@ def one(n: int, d: int, share: float, backend: str, device: str | None, jobs: in
     cpu_s = use.ru_utime + use.ru_stime
     return {
         "n": n,
-        "d": d,
+        "d": int(X.shape[1]),
+        "data": kind,
         "n_minority": r.n_minority,
         "backend": backend,
         "device": device or "cpu",
@@ -88,10 +119,11 @@ def main() -> int:
     p.add_argument("--backend", default="numpy", choices=("numpy", "torch"))
     p.add_argument("--device")
     p.add_argument("--jobs", type=int)
+    p.add_argument("--data", default="uniform", choices=("uniform", "coded", "carloan"))
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.one:
-        print(json.dumps(one(a.one, a.d, a.share, a.backend, a.device, a.jobs)))
+        print(json.dumps(one(a.one, a.d, a.share, a.backend, a.device, a.jobs, a.data)))
         return 0
     print(f"cpus available: {len(os.sched_getaffinity(0))}; load before: {os.getloadavg()}")
     for n in (int(s) for s in a.sizes.split(",")):
@@ -106,6 +138,8 @@ def main() -> int:
             str(a.share),
             "--backend",
             a.backend,
+            "--data",
+            a.data,
         ]
         if a.device:
             cmd += ["--device", a.device]

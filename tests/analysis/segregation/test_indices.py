@@ -77,12 +77,19 @@ def test_eps_quantiles_and_the_authors_variant(q):
 @pytest.mark.parametrize("kind", ["normal", "coded"])
 @pytest.mark.parametrize("eps_pairs", ["distinct", "ordered_with_self"])
 @pytest.mark.parametrize("budget", [10**9, 200])
-def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs, budget):
+@pytest.mark.parametrize("passes", ["values", "pairs", "values-overflow"])
+def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs, budget, passes):
     """Force the large-n path (sampled bracket + one exact pass, and with a small
-    candidate budget the histogram pass that narrows the bracket) on small data."""
+    candidate budget the histogram pass that narrows the bracket) on small data: the
+    value-counting pass, the pair-keeping pass, and the first giving way to the second
+    when the bracket holds more distinct distances than it may count."""
     monkeypatch.setattr(ind, "_FULL_PAIRS", 100)
     monkeypatch.setattr(ind, "_SAMPLE_PAIRS", 300)
     monkeypatch.setattr(ind, "_CANDIDATE_BUDGET", budget)
+    if passes == "pairs":
+        monkeypatch.setattr(ind, "_MAX_CLASSES_ON", False)
+    elif passes == "values-overflow":
+        monkeypatch.setattr(ind, "_max_classes", lambda m: 1)
     X, g = _population(11, 150, 6, kind, share=0.45)
     is_min = ref.minority_mask(g)
     for q in (0.0, 0.05, 0.2, 0.9, 1.0):
@@ -95,6 +102,22 @@ def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs, budget):
         )
         assert r.eps == got
         assert r.centralization == pytest.approx(ref.centralization(X, is_min, want), abs=TOL)
+
+
+def test_coded_data_are_resolved_by_counting_distance_values(monkeypatch):
+    """On coded profiles the ε bracket holds whole tie classes: the pass keeps a few
+    distance values with per-member counts, never the pairs themselves."""
+    monkeypatch.setattr(ind, "_FULL_PAIRS", 100)
+    monkeypatch.setattr(ind, "_SAMPLE_PAIRS", 2000)
+    X, g = _population(21, 400, 6, "coded", share=0.45)
+    is_min = ref.minority_mask(g)
+    geo = ind._geometry(ind.as_population(X))
+    e, bracket = ind._eps(ind.make_ops(), geo, np.flatnonzero(is_min), 0.2, "distinct", 0)
+    assert isinstance(bracket, ind._Classes)
+    assert 0 < len(bracket.values) <= 256
+    m = int(is_min.sum())
+    assert bracket.counts.shape == (len(bracket.values), m)
+    assert e == pytest.approx(ref.eps(X, is_min), abs=TOL)
 
 
 def test_given_eps_on_an_exact_tie_counts_the_boundary():
