@@ -104,6 +104,20 @@ def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs, budget, pas
         assert r.centralization == pytest.approx(ref.centralization(X, is_min, want), abs=TOL)
 
 
+@pytest.mark.parametrize("kind", ["normal", "coded"])
+def test_sampled_bracket_path_on_the_torch_backend(monkeypatch, kind):
+    """The GPU code path (torch blocks), run on the CPU: the same exact ε and counts."""
+    pytest.importorskip("torch")
+    monkeypatch.setattr(ind, "_FULL_PAIRS", 100)
+    monkeypatch.setattr(ind, "_SAMPLE_PAIRS", 500)
+    X, g = _population(17, 200, 5, kind, share=0.4)
+    is_min = ref.minority_mask(g)
+    r = segregation_indices(X, g, backend="torch", device="cpu", want=("centralization",))
+    e = ref.eps(X, is_min)
+    assert r.eps == pytest.approx(e, abs=TOL)
+    assert r.centralization == pytest.approx(ref.centralization(X, is_min, e), abs=TOL)
+
+
 def test_coded_data_are_resolved_by_counting_distance_values(monkeypatch):
     """On coded profiles the ε bracket holds whole tie classes: the pass keeps a few
     distance values with per-member counts, never the pairs themselves."""
