@@ -2,6 +2,8 @@
 # Regenerates the committed mgcv fixtures in fixtures/ (R is needed only for this, not for the
 # tests). Installs R and mgcv from Debian when missing (run as root), plus the serial OpenBLAS
 # (the 2,000-participant study is fitted with bam(): about 15 minutes here; gam() takes hours).
+# The ordered-categorical (ocat) references are fitted on the committed null and steep studies
+# (about 20-30 s each).
 # Usage: tests/analysis/gamm/make_fixtures.sh [--only null|steep|large]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -13,3 +15,4 @@ fi
 mkdir -p fixtures
 Rscript make_fixtures.R fixtures "$@"
 Rscript chisq_reference.R fixtures/psum_chisq.json
+Rscript make_ordinal_fixtures.R fixtures
