@@ -12,7 +12,7 @@ import numpy as np
 from scipy import linalg as sla
 from scipy import sparse, stats
 
-from analysis.gamm.chisq import f_ratio_mixture_sf
+from analysis.gamm.chisq import f_ratio_mixture_sf, mixture_sf
 from analysis.gamm.design import Design, TermInfo
 from analysis.gamm.linalg import CrossProducts, Factorization
 
@@ -122,6 +122,8 @@ def smooth_test(
     ``xtx`` is X_j'X_j, ``vp`` the Bayesian covariance of the term's coefficients, ``rank`` its
     EDF-based rank (mgcv: min(#coef, edf1)); a fractional rank uses Wood's smooth interpolation
     between the floor and ceiling ranks, referred to a weighted chi-square/F mixture.
+    ``res_df <= 0`` means the scale is known (mgcv's ``res.df = -1``): the reference is then
+    the chi-square mixture itself.
     """
     r_fac = np.linalg.cholesky(xtx).T  # R'R = X_j'X_j, as QR of X_j would give
     v = r_fac @ vp @ r_fac.T
@@ -170,12 +172,17 @@ def smooth_test(
             rpp = nu + 1
             weights[k - 1] = (rpp + np.sqrt(rpp * (2 - rpp))) / 2
             weights[k1 - 1] = rpp - weights[k - 1]
-        pval = (
-            f_ratio_mixture_sf(d, weights, res_df) + f_ratio_mixture_sf(d1, weights, res_df)
-        ) / 2
+        if res_df <= 0:  # known scale: chi-square mixture reference
+            pval = (mixture_sf(d, weights) + mixture_sf(d1, weights)) / 2
+        else:
+            pval = (
+                f_ratio_mixture_sf(d, weights, res_df) + f_ratio_mixture_sf(d1, weights, res_df)
+            ) / 2
     else:
         pval = 2.0
-    if pval > 1:
+    if pval > 1 and res_df <= 0:
+        pval = (stats.chi2.sf(d, rank1) + stats.chi2.sf(d1, rank1)) / 2
+    elif pval > 1:
         pval = (stats.f.sf(d / rank1, rank1, res_df) + stats.f.sf(d1 / rank1, rank1, res_df)) / 2
     return TestResult(d / rank, float(rank), float(min(1.0, pval)))
 
@@ -343,12 +350,16 @@ def random_effect_test_blocked(
     beta_r: np.ndarray,
     scale: float,
     res_df: float,
+    known_scale: bool = False,
 ) -> TestResult:
     """``random_effect_test`` when every random term shares the blocked factor.
 
     K_mm is then diagonal and every other block low rank, so K~ = R_m'R_m and
     V = [H^{-1} X'(I + Z_O Lambda_O^{-1} Z_O')X H^{-1}]_mm are formed in O(q^2 p_f) from the
     block factorization; only the q x q generalized eigenproblem K~ V x = ev x is cubic.
+
+    With ``known_scale`` the statistic is referred to sum_i ev_i chi^2_1 itself (mgcv's reTest
+    when the scale is not estimated, e.g. ocat); ``scale`` is then that known scale.
     """
     m = term.random_index
     others = [t for t in design.terms if t.random_index is not None and t is not term]
@@ -378,7 +389,7 @@ def random_effect_test_blocked(
     zero, eye = np.zeros((pf, pf)), np.eye(pf)
     lv = np.hstack([y, w_m, ay])
     cv = np.block([[-c0, eye / 2, zero], [eye / 2, zero, -lam_m * eye], [zero, -lam_m * eye, zero]])
-    if design.n_groups > EXACT_RE_EIGEN_MAX_Q:
+    if design.n_groups > EXACT_RE_EIGEN_MAX_Q and not known_scale:
         bound = _chernoff_bound(k_mm, u, diag_v, lv, cv, stat, res_df)
         if bound < RE_BOUND_CUTOFF:
             v = _dense_low_rank(diag_v, lv, cv)
@@ -394,7 +405,10 @@ def random_effect_test_blocked(
     ev = sla.eigh(v, (k_inv + k_inv.T) / 2.0, eigvals_only=True, driver="gvx")
     ev[ev < 0] = 0.0
     rank = int(np.sum(ev > ev.max() * np.finfo(float).eps ** 0.8))
-    pval = f_ratio_mixture_sf(stat, ev[ev > 0], res_df)
+    if known_scale:
+        pval = mixture_sf(stat, ev[ev > 0])
+    else:
+        pval = f_ratio_mixture_sf(stat, ev[ev > 0], res_df)
     return TestResult(stat / rank, float(rank), pval)
 
 
