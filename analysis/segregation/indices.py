@@ -53,6 +53,7 @@ _EXACT_CHUNK = 1 << 18
 _CANDIDATE_BUDGET = 20_000_000  # above this many expected bracket pairs, narrow it first
 _TORCH_MIN_BLOCK = 1 << 15  # smaller blocks: numpy (torch's per-call overhead dominates)
 _MAX_CLASSES_ON = True  # try the value-counting bracket pass first (see _Classes)
+_CLASS_CHUNK = 1 << 22  # counters per bincount in the class pass (32 MB of int64)
 
 
 class SegregationInputError(ValueError):
@@ -581,9 +582,17 @@ def _minority_class_pass(
             stop.set()
             return None
         w = m - r0
-        flat = np.bincount(inv * w + i, minlength=len(uniq) * w)
-        flat += np.bincount(inv * w + j, minlength=len(uniq) * w)
-        return r0, rows, cols, uniq, flat.reshape(len(uniq), w).astype(np.int32)
+        cnt = np.empty((len(uniq), w), dtype=np.int32)
+        step = max(1, _CLASS_CHUNK // w)  # values per bincount: bounded temporaries
+        for v0 in range(0, len(uniq), step):
+            v1 = min(v0 + step, len(uniq))
+            sel = (inv >= v0) & (inv < v1)
+            key_i = (inv[sel] - v0) * w + i[sel]
+            key_j = (inv[sel] - v0) * w + j[sel]
+            flat = np.bincount(key_i, minlength=(v1 - v0) * w)
+            flat += np.bincount(key_j, minlength=(v1 - v0) * w)
+            cnt[v0:v1] = flat.reshape(v1 - v0, w)
+        return r0, rows, cols, uniq, cnt
 
     below = np.zeros(m, dtype=np.int64)
     per_value: dict[float, np.ndarray] = {}

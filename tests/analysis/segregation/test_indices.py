@@ -77,17 +77,20 @@ def test_eps_quantiles_and_the_authors_variant(q):
 @pytest.mark.parametrize("kind", ["normal", "coded"])
 @pytest.mark.parametrize("eps_pairs", ["distinct", "ordered_with_self"])
 @pytest.mark.parametrize("budget", [10**9, 200])
-@pytest.mark.parametrize("passes", ["values", "pairs", "values-overflow"])
+@pytest.mark.parametrize("passes", ["values", "values-chunked", "pairs", "values-overflow"])
 def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs, budget, passes):
     """Force the large-n path (sampled bracket + one exact pass, and with a small
     candidate budget the histogram pass that narrows the bracket) on small data: the
-    value-counting pass, the pair-keeping pass, and the first giving way to the second
-    when the bracket holds more distinct distances than it may count."""
+    value-counting pass (also counting one value at a time), the pair-keeping pass, and
+    the first giving way to the second when the bracket holds more distinct distances
+    than it may count."""
     monkeypatch.setattr(ind, "_FULL_PAIRS", 100)
     monkeypatch.setattr(ind, "_SAMPLE_PAIRS", 300)
     monkeypatch.setattr(ind, "_CANDIDATE_BUDGET", budget)
     if passes == "pairs":
         monkeypatch.setattr(ind, "_MAX_CLASSES_ON", False)
+    elif passes == "values-chunked":  # one distance value per bincount
+        monkeypatch.setattr(ind, "_CLASS_CHUNK", 1)
     elif passes == "values-overflow":
         monkeypatch.setattr(ind, "_max_classes", lambda m: 1)
     X, g = _population(11, 150, 6, kind, share=0.45)
