@@ -39,6 +39,9 @@ def test_gmc_file_has_its_published_counts():
     d = load_dataset("gmc", seed=1)
     assert len(d) == 10_000  # subsampled per run, as in the paper
     assert not np.isnan(d.codes).any()
+    # age is the sensitive item (split at the median), not also a feature beside it
+    assert "age" not in d.schema.keys and d.sensitive == "age_group"
+    assert [it.key for it in d.schema.items if it.constraint == "fixed"] == ["age_group"]
 
 
 @pytest.mark.parametrize("name", ["law_sex", "law_race", "compas_sex", "compas_race"])
