@@ -3,7 +3,6 @@ bad row is reported (rows with their line number and column); a bad file changes
 
 from __future__ import annotations
 
-import time
 from typing import Any
 
 import pandas as pd
@@ -108,13 +107,10 @@ def test_too_big_file_refused_before_parsing(monkeypatch: Any) -> None:
     assert not p.ok and "too big" in p.errors[0]
 
 
-def test_reference_size_pool_previews_fast() -> None:
+def test_reference_size_pool_previews() -> None:
     data = synth_pool(SCHEMA, n=3683, seed=0).to_csv(index=False).encode()
-    t0 = time.perf_counter()
     p = study_setup.pool_preview(SCHEMA, data)
     assert p.ok and p.rows == 3683
-    # a generous bound on a busy 2-core machine; measured ~0.2 s
-    assert time.perf_counter() - t0 < 3.0
 
 
 def test_replace_pool_good_and_bad(transactional_db: Any) -> None:
