@@ -62,6 +62,9 @@ def test_run_once_replaces_exactly_the_recoursed_factuals():
     assert got["gs", "cost_gap"] == pytest.approx(gap)
     assert got["gs", "invalidation"] == 0.0
     assert set(frame["metric"]) <= set(METRICS)
+    # the run's wall time is the fit plus generating every factual's counterfactual
+    assert got["gs", "wall_seconds"] == pytest.approx(got["gs", "fit_seconds"] + res.seconds)
+    assert got["gs", "cf_per_second"] == pytest.approx(len(res.factuals) / res.seconds)
 
 
 def test_invalidation_matches_the_engine_metric(synth):
