@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+from scipy.special import logsumexp
 
 from .base import MethodError
 
@@ -24,14 +25,6 @@ _LOG_2PI = math.log(2 * math.pi)
 _CHUNK_ROWS = 60_000
 #: drawn values (patterns x samples x columns) held at once by the batched exact sampler
 _CHUNK_VALUES = 2_000_000
-
-
-def _lse(a: np.ndarray, axis: int = -1) -> np.ndarray:
-    """log sum exp along an axis (-inf where every term is -inf)."""
-    m = np.max(a, axis=axis, keepdims=True)
-    m = np.where(np.isfinite(m), m, 0.0)
-    with np.errstate(divide="ignore"):
-        return np.squeeze(m, axis=axis) + np.log(np.exp(a - m).sum(axis=axis))
 
 
 def _pattern_key(xc: np.ndarray) -> bytes:
@@ -76,7 +69,7 @@ def _mix_log_pdf(
     for k in range(len(log_norm)):
         y = (x - means[:, k, None, :]) @ prec[k]
         parts[..., k] = log_w[:, k, None] + log_norm[k] - 0.5 * np.einsum("pnd,pnd->pn", y, y)
-    return _lse(parts)
+    return logsumexp(parts, axis=-1)
 
 
 # ---------------------------------------------------------------------------------------
@@ -103,7 +96,7 @@ class GaussianMix:
 
     def log_bound(self) -> float:
         """log of an upper bound of the density: the sum over components of their peaks."""
-        return float(_lse(self.log_w + self.log_norm))
+        return float(logsumexp(self.log_w + self.log_norm, axis=-1))
 
 
 def _mix_sample(
@@ -226,7 +219,7 @@ class ConditionalGMM:
             y = (xcs - self.mu_c[j]) @ self.prec_c[j]
             lw[:, j] = self.log_pi[j] + self.log_norm_c[j] - 0.5 * np.einsum("pc,pc->p", y, y)
         means = self.mu_f[None] + np.einsum("kfc,pkc->pkf", self.gain, xcs[:, None] - self.mu_c)
-        return lw - _lse(lw)[:, None], means
+        return lw - logsumexp(lw, axis=-1)[:, None], means
 
     def at(self, xc: np.ndarray) -> GaussianMix:
         lw, means = self.params(np.asarray(xc, dtype=float).reshape(1, -1))
@@ -396,7 +389,7 @@ class GroupDensity:
         y = np.einsum("pqj,qji->pqi", ma - mb, pr.prec_s)
         log_z = pr.log_norm_s[None] - 0.5 * np.einsum("pqi,pqi->pq", y, y)
         log_w = lw0[:, pr.a] + lw1[:, pr.b] + log_z
-        return log_w - _lse(log_w)[:, None], means, pr.chol
+        return log_w - logsumexp(log_w, axis=-1)[:, None], means, pr.chol
 
     def sample_exact(
         self, xcs: np.ndarray, n: int, rngs: list[np.random.Generator]
