@@ -448,43 +448,56 @@ class _Bracket:
     cj: np.ndarray
 
 
+def _minority_row_block(
+    ops: Any, A: Any, B: Any, r0: int, m: int, lo2: float, hi2: float, values: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """One row block of the distinct minority pairs (upper triangle), the scan every
+    minority pass shares: per row and per column (offset from r0) how many partners have
+    a block value below lo2, and the pairs with block values in [lo2, hi2] as row and
+    column offsets from r0 (with their block values when `values`)."""
+    r1 = min(r0 + ops.block_rows, m)
+    rows = np.zeros(r1 - r0, dtype=np.int64)
+    cols = np.zeros(m - r0, dtype=np.int64)
+    ii, jj, vals = [np.empty(0, np.int64)], [np.empty(0, np.int64)], [np.empty(0)]
+    for c0 in range(r0, m, ops.block_cols):
+        s = ops.gemm(A[r0:r1], B[c0 : c0 + ops.block_cols])
+        _triangle_mask(ops, s, r0, c0)
+        lt = s < lo2
+        rc = ops.host(ops.count(lt, axis=1))
+        rows += rc
+        cols[c0 - r0 : c0 - r0 + s.shape[1]] += ops.host(ops.count(lt, axis=0))
+        le = s <= hi2
+        if int(ops.count(le)) > int(rc.sum()):
+            i, j = ops.nonzero(le & ~lt)
+            if values:
+                vals.append(ops.host(s[ops.index(i), ops.index(j)]))
+            ii.append(i.astype(np.int64))
+            jj.append(j + (c0 - r0))
+    band_v = np.concatenate(vals) if values else None
+    return rows, cols, np.concatenate(ii), np.concatenate(jj), band_v
+
+
 def _minority_bracket_pass(
     ops: Any, geo: _Geometry, idx: np.ndarray, lo2: float, hi2: float
 ) -> _Bracket:
     """Distinct minority pairs: per member, how many partners have a block value below
     lo2; and the block values and (local) indices of the pairs with values in [lo2, hi2]."""
     A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
-    m, br, bc = len(idx), ops.block_rows, ops.block_cols
+    m = len(idx)
 
     def task(r0: int) -> tuple[Any, ...]:
-        vals, ii, jj = [], [], []
-        r1 = min(r0 + br, m)
-        rows = np.zeros(r1 - r0, dtype=np.int64)
-        cols = np.zeros(m - r0, dtype=np.int64)
-        for c0 in range(r0, m, bc):
-            s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
-            _triangle_mask(ops, s, r0, c0)
-            lt = s < lo2
-            rc = ops.host(ops.count(lt, axis=1))
-            rows += rc
-            cols[c0 - r0 : c0 - r0 + s.shape[1]] += ops.host(ops.count(lt, axis=0))
-            le = s <= hi2
-            if int(ops.count(le)) > int(rc.sum()):
-                i, j = ops.nonzero(le & ~lt)
-                vals.append(ops.host(s[ops.index(i), ops.index(j)]))
-                ii.append((i + r0).astype(np.int32))
-                jj.append((j + c0).astype(np.int32))
-        return r0, rows, cols, vals, ii, jj
+        rows, cols, i, j, v = _minority_row_block(ops, A, B, r0, m, lo2, hi2, values=True)
+        return r0, rows, cols, v, (i + r0).astype(np.int32), (j + r0).astype(np.int32)
 
     below = np.zeros(m, dtype=np.int64)
     vals, ii, jj = [np.empty(0)], [np.empty(0, np.int32)], [np.empty(0, np.int32)]
-    tasks = [lambda r0=r0: task(r0) for r0 in range(0, m, br)]
+    tasks = [lambda r0=r0: task(r0) for r0 in range(0, m, ops.block_rows)]
     for r0, rows, cols, v, i, j in ops.run(tasks, "minority pairs (ε)"):
         below[r0 : r0 + len(rows)] += rows
         below[r0:] += cols
-        vals += v
-        ii += i
-        jj += j
+        vals.append(v)
+        ii.append(i)
+        jj.append(j)
     return _Bracket(below, lo2, hi2, np.concatenate(vals), np.concatenate(ii), np.concatenate(jj))
 
 
@@ -550,30 +563,14 @@ def _minority_class_pass(
     Raises _TooManyClasses (after stopping the other tasks) when the values are too many
     to count this way — continuous data, where the pair-keeping pass is the right one."""
     A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
-    m, br, bc = len(idx), ops.block_rows, ops.block_cols
+    m = len(idx)
     limit = _max_classes(m)
     stop = threading.Event()
 
     def task(r0: int) -> tuple[Any, ...] | None:
         if stop.is_set():
             return None
-        r1 = min(r0 + br, m)
-        rows = np.zeros(r1 - r0, dtype=np.int64)
-        cols = np.zeros(m - r0, dtype=np.int64)
-        ii, jj = [np.empty(0, np.int64)], [np.empty(0, np.int64)]
-        for c0 in range(r0, m, bc):
-            s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
-            _triangle_mask(ops, s, r0, c0)
-            lt = s < lo2
-            rc = ops.host(ops.count(lt, axis=1))
-            rows += rc
-            cols[c0 - r0 : c0 - r0 + s.shape[1]] += ops.host(ops.count(lt, axis=0))
-            le = s <= hi2
-            if int(ops.count(le)) > int(rc.sum()):
-                i, j = ops.nonzero(le & ~lt)
-                ii.append(i.astype(np.int64))
-                jj.append(j + (c0 - r0))
-        i, j = np.concatenate(ii), np.concatenate(jj)
+        rows, cols, i, j, _ = _minority_row_block(ops, A, B, r0, m, lo2, hi2)
         if not len(i):
             return r0, rows, cols, np.empty(0), np.empty((0, m - r0), np.int32)
         vals = canonical_distances(geo.X, idx[i + r0], idx[j + r0])
@@ -596,7 +593,7 @@ def _minority_class_pass(
 
     below = np.zeros(m, dtype=np.int64)
     per_value: dict[float, np.ndarray] = {}
-    tasks = [lambda r0=r0: task(r0) for r0 in range(0, m, br)]
+    tasks = [lambda r0=r0: task(r0) for r0 in range(0, m, ops.block_rows)]
     for out in ops.run(tasks, "minority pairs (ε)"):
         if out is None or stop.is_set():
             stop.set()
@@ -649,31 +646,19 @@ def _minority_within_counts(ops: Any, geo: _Geometry, idx: np.ndarray, eps: floa
     """For each minority member, how many *other* minority members lie within ε."""
     lo2, hi2 = eps * eps - geo.tol, eps * eps + geo.tol
     A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
-    m, br, bc = len(idx), ops.block_rows, ops.block_cols
+    m = len(idx)
 
     def task(r0: int) -> tuple[int, np.ndarray, np.ndarray]:
-        r1 = min(r0 + br, m)
-        rows = np.zeros(r1 - r0, dtype=np.int64)
-        cols = np.zeros(m - r0, dtype=np.int64)
-        for c0 in range(r0, m, bc):
-            s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
-            _triangle_mask(ops, s, r0, c0)
-            lt = s < lo2
-            rc = ops.host(ops.count(lt, axis=1))
-            rows += rc
-            w = s.shape[1]
-            cols[c0 - r0 : c0 - r0 + w] += ops.host(ops.count(lt, axis=0))
-            le = s <= hi2
-            if int(ops.count(le)) > int(rc.sum()):
-                i, j = ops.nonzero(le & ~lt)
-                ok = canonical_distances(geo.X, idx[i + r0], idx[j + c0]) <= eps
-                rows += np.bincount(i[ok], minlength=len(rows))
-                cols += np.bincount(j[ok] + (c0 - r0), minlength=len(cols))
+        rows, cols, i, j, _ = _minority_row_block(ops, A, B, r0, m, lo2, hi2)
+        if len(i):
+            ok = canonical_distances(geo.X, idx[i + r0], idx[j + r0]) <= eps
+            rows += np.bincount(i[ok], minlength=len(rows))
+            cols += np.bincount(j[ok], minlength=len(cols))
         return r0, rows, cols
 
     counts = np.zeros(m, dtype=np.int64)
     for r0, rows, cols in ops.run(
-        [lambda r0=r0: task(r0) for r0 in range(0, m, br)], "minority pairs"
+        [lambda r0=r0: task(r0) for r0 in range(0, m, ops.block_rows)], "minority pairs"
     ):
         counts[r0 : r0 + len(rows)] += rows
         counts[r0:] += cols
