@@ -85,25 +85,9 @@ fit_and_summarise <- function(d, outcome, distance, basis, fitter = "gam") {
        r = R.version.string)
 }
 
-write_json <- function(x, path) {
-  ## minimal JSON writer (no jsonlite in Debian's r-base-core)
-  enc <- function(v) {
-    if (is.list(v)) {
-      if (!is.null(names(v))) {
-        parts <- vapply(names(v), function(k) sprintf("\"%s\": %s", k, enc(v[[k]])), "")
-        return(sprintf("{%s}", paste(parts, collapse = ", ")))
-      }
-      return(sprintf("[%s]", paste(vapply(v, enc, ""), collapse = ", ")))
-    }
-    if (is.character(v)) {
-      s <- sprintf("\"%s\"", v)
-      return(if (length(v) == 1) s else sprintf("[%s]", paste(s, collapse = ", ")))
-    }
-    num <- ifelse(is.finite(v), formatC(v, digits = 17, format = "g"), "null")
-    if (length(v) == 1) num else sprintf("[%s]", paste(num, collapse = ", "))
-  }
-  writeLines(enc(x), path)
-}
+## the shared JSON writer, beside this script
+here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(here, "write_json.R"))
 
 ## ---- the fixtures -----------------------------------------------------------------------
 studies <- list(

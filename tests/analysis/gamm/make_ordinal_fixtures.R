@@ -13,26 +13,9 @@ args <- commandArgs(trailingOnly = TRUE)
 outdir <- if (length(args) >= 1) args[1] else "."
 only <- if (length(args) >= 3 && args[2] == "--only") args[3] else NULL
 
-write_json <- function(x, path) {
-  ## minimal JSON writer (no jsonlite in Debian's r-base-core), as in make_fixtures.R
-  enc <- function(v) {
-    if (is.list(v)) {
-      if (!is.null(names(v))) {
-        parts <- vapply(names(v), function(k) sprintf("\"%s\": %s", k, enc(v[[k]])), "")
-        return(sprintf("{%s}", paste(parts, collapse = ", ")))
-      }
-      return(sprintf("[%s]", paste(vapply(v, enc, ""), collapse = ", ")))
-    }
-    if (is.character(v)) {
-      s <- sprintf("\"%s\"", v)
-      return(if (length(v) == 1) s else sprintf("[%s]", paste(s, collapse = ", ")))
-    }
-    if (is.logical(v)) v <- as.numeric(v)
-    num <- ifelse(is.finite(v), formatC(v, digits = 17, format = "g"), "null")
-    if (length(v) == 1) num else sprintf("[%s]", paste(num, collapse = ", "))
-  }
-  writeLines(enc(x), path)
-}
+## the shared JSON writer, beside this script
+here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(here, "write_json.R"))
 
 fit_ocat <- function(d, outcome, distance) {
   df <- data.frame(y = d[[outcome]], x = d[[distance]], uid = factor(d$participant))
