@@ -6,7 +6,7 @@ import argparse
 import importlib
 import sys
 
-COMMAND_MODULES = ("analysis.cli_gamm", "analysis.cli_segregation")
+COMMAND_MODULES = ("analysis.cli_gamm", "analysis.cli_segregation", "analysis.cli_experiment")
 
 
 def build_parser() -> argparse.ArgumentParser:

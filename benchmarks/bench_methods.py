@@ -33,8 +33,8 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.zeros(1) @ torch.zeros(1)  # warm up
 
+    from analysis.experiment import train_decision_model
     from recourse_engine.datasets import load_dataset
-    from recourse_engine.experiment import train_decision_model
     from recourse_engine.methods import get_method
 
     data = load_dataset(args.dataset, seed=0)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import tempfile
 from collections.abc import Callable
@@ -30,6 +31,11 @@ from .pool import PoolError, read_pool_csv
 from .schema import FeatureSchema, SchemaError, carloan_schema, load_schema
 from .selection import PoolIndex, select_many
 from .synth import synth_pool
+
+MOVED_NOTE = (
+    "note: `python -m recourse_engine experiment` has moved to `python -m analysis experiment`"
+    "; running it there"
+)
 
 
 class CliError(Exception):
@@ -166,27 +172,12 @@ def cmd_train_model(args: argparse.Namespace) -> int:
     return 0
 
 
-def cmd_experiment(args: argparse.Namespace) -> int:
-    """The seed paper's segregation experiment; every argument is checked before any run."""
-    from .datasets import DATASETS
-    from .experiment import parse_methods, run_experiment
-
-    if args.dataset not in DATASETS:
-        raise CliError(f"unknown dataset {args.dataset!r}; known: {', '.join(DATASETS)}")
-    methods = parse_methods(args.methods)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"{out}: exists and is not a folder")
-    if not out.parent.exists():
-        raise CliError(f"{out.parent}: output folder's parent does not exist")
-    out.mkdir(exist_ok=True)
-    run_experiment(args.dataset, methods, args.runs, out, seed=args.seed, progress=not args.quiet)
-    print(
-        f"{args.runs} runs of {', '.join(methods)} on {args.dataset}: "
-        f"{out / 'results.csv'}, {out / 'results.md'}, {out / 'figure.png'}",
-        file=sys.stderr,
-    )
-    return 0
+def cmd_experiment_moved(rest: list[str]) -> int:
+    """`experiment` moved to `python -m analysis experiment` (it measures the methods with
+    analysis's segregation indices, and the engine never imports analysis): say so, then
+    run it there in a child interpreter and hand back its exit status."""
+    print(MOVED_NOTE, file=sys.stderr, flush=True)
+    return subprocess.call([sys.executable, "-m", "analysis", "experiment", *rest])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -224,20 +215,15 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--out", required=True, help="model file (.joblib, or .pt for torch)")
     t.set_defaults(func=cmd_train_model)
 
-    e = sub.add_parser("experiment", help="segregation before/after recourse, per method")
-    e.add_argument("--dataset", default="synthetic")
-    e.add_argument("--methods", default="ebr,ibr,wachter,gs,cchvae,cruds")
-    e.add_argument("--runs", type=_positive, default=5)
-    e.add_argument("--seed", type=_seed, default=0, help="run r uses seed + r")
-    e.add_argument("--epochs", type=_positive, help="training epochs of cchvae, ibr, cruds")
-    e.add_argument("--batch", type=_positive, help="minibatch size of cchvae, ibr, cruds")
-    e.add_argument("--out", required=True, help="output folder (created if missing)")
-    e.add_argument("--quiet", action="store_true", help="no progress bars")
-    e.set_defaults(func=cmd_experiment)
+    # listed here for one release; main() forwards it before parsing (see cmd_experiment_moved)
+    sub.add_parser("experiment", add_help=False, help="moved: use python -m analysis experiment")
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["experiment"]:
+        return cmd_experiment_moved(argv[1:])
     parser = build_parser()
     args = parser.parse_args(argv)
     try:

@@ -191,3 +191,54 @@ def test_train_model_and_use_it(files, capsys):
     trained = load_model(model, carloan_schema())
     assert len(r) > 0
     assert trained.approves(r[carloan_schema().keys].to_numpy(float)).all()
+
+
+def _engine(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "recourse_engine", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+
+
+def test_experiment_is_still_listed_and_forwards_to_analysis(tmp_path):
+    """`experiment` moved to `python -m analysis experiment`; for one release the engine's
+    command says so on one stderr line and hands over, arguments and exit status intact."""
+    assert "experiment" in _engine("--help").stdout
+    helped = _engine("experiment", "--help")
+    assert helped.returncode == 0, helped.stderr
+    assert helped.stderr.splitlines() == [
+        "note: `python -m recourse_engine experiment` has moved to `python -m analysis "
+        "experiment`; running it there"
+    ]
+    assert helped.stdout.startswith("usage: python -m analysis experiment")
+    assert "--epochs" in helped.stdout
+    out = tmp_path / "o"
+    bad = _engine("experiment", "--methods", "ebr,magic", "--out", str(out), "--quiet")
+    assert bad.returncode == 2
+    note, error = bad.stderr.splitlines()
+    assert "python -m analysis experiment" in note
+    assert error.startswith("error: unknown method 'magic'")
+    assert not out.exists()
+
+
+def test_the_engine_never_imports_analysis():
+    """The engine is the ground floor: no module of it imports `analysis`, not even lazily."""
+    import ast
+
+    offenders = []
+    for path in sorted((ROOT / "recourse_engine").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = []
+            if isinstance(node, ast.Import):
+                names = [a.name for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            offenders += [
+                f"{path.relative_to(ROOT)}:{node.lineno} {n}"
+                for n in names
+                if n == "analysis" or n.startswith("analysis.")
+            ]
+    assert offenders == []

@@ -1,6 +1,9 @@
 """The seed paper's experiment: segregation before and after everyone rejected implements
 their recourse, with the usual recourse metrics, over several seeded runs.
 
+It lives in `analysis`, not in the engine, because it measures the engine's methods with
+`analysis.segregation`: the engine stays the ground floor and never imports this package.
+
 One run (seed s): draw / subsample the dataset with s, train the decision model on it
 (logistic regression for the synthetic data, as in the paper), take the rows it rejects as
 factuals, run every method, replace each factual that received a valid counterfactual by
@@ -29,11 +32,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .datasets import Dataset, load_dataset
-from .decision import SklearnModel
-from .encoding import normalise
-from .methods import METHODS, MethodError, get_method
-from .metrics import cost_gap, found_mask, recourse_cost, success_rates, ynn
+from analysis.segregation import segregation_indices
+from recourse_engine import SklearnModel, normalise
+from recourse_engine.datasets import Dataset, load_dataset
+from recourse_engine.methods import METHODS, Layout, MethodError, get_method
+from recourse_engine.metrics import cost_gap, found_mask, recourse_cost, success_rates, ynn
 
 INDICES = ("centralization", "atkinson", "avg_proximity")
 METRICS = (
@@ -81,15 +84,11 @@ def train_decision_model(data: Dataset, seed: int) -> SklearnModel:
 def population_features(data: Dataset, codes: np.ndarray) -> np.ndarray:
     """Normalised features without the sensitive item's columns: where people live."""
     z = normalise(data.schema, codes)
-    from .methods import Layout
-
     sens = Layout.of(data.schema).columns_of([data.sensitive])
     return np.delete(z, sens, axis=1)
 
 
 def _indices(x: np.ndarray, group: np.ndarray, origin: Any | None, seed: int) -> Any:
-    from analysis.segregation.indices import segregation_indices
-
     if origin is None:
         return segregation_indices(x, group, seed=seed)
     return segregation_indices(

@@ -1,0 +1,51 @@
+"""What every `python -m analysis` command shares, so that errors read the same in each:
+one `error:` line on stderr and exit status 2, and the same words for a CSV that cannot be
+read or a number argparse refuses."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+
+class CliError(Exception):
+    """Bad input: the message is printed as one line and the command exits with 2."""
+
+
+def fail(message: str) -> int:
+    print(f"error: {message}", file=sys.stderr)
+    return 2
+
+
+def read_csv(path: Path) -> pd.DataFrame:
+    """The CSV at `path`; a missing, empty or unparsable file is a CliError naming it."""
+    if not path.is_file():
+        raise CliError(f"{path}: no such file")
+    try:
+        return pd.read_csv(path)
+    except pd.errors.EmptyDataError:
+        raise CliError(f"{path}: file is empty") from None
+    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
+        raise CliError(f"{path}: cannot parse CSV ({str(exc).splitlines()[0]})") from None
+
+
+def non_negative_int(text: str) -> int:
+    """argparse type: a seed or count of 0 or more."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """argparse type: a count of 1 or more."""
+    value = non_negative_int(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError("must be at least 1")
+    return value
