@@ -38,15 +38,15 @@ def main() -> None:
 
     var = Path(tempfile.mkdtemp(prefix="bench-export-"))
     os.environ.pop("DATABASE_URL", None)
-    os.environ.update(STUDYAPP_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="studyapp.settings")
+    os.environ.update(STUDYAPP_VAR_DIR=str(var), DJANGO_SETTINGS_MODULE="studyapp.config.settings")
     import django
 
     django.setup()
     from django.core.management import call_command
 
     from recourse_engine import carloan_schema, synth_pool
-    from studyapp import carloan, services
-    from studyapp.export import export_zip_stream
+    from studyapp.export.writer import export_zip_stream
+    from studyapp.studies import carloan, services
     from tests.studyapp.console.factory import populate
 
     call_command("migrate", verbosity=0)

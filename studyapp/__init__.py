@@ -3,6 +3,6 @@
 The Celery app is imported here so that `shared_task` binds to it in every process.
 """
 
-from .celery_app import app as celery_app
+from studyapp.config.celery_app import app as celery_app
 
 __all__ = ["celery_app"]

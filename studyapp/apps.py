@@ -5,3 +5,7 @@ class StudyappConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "studyapp"
     verbose_name = "Recourse studies"
+
+    def ready(self) -> None:
+        # the researcher console registers its admin pages from its own package
+        from studyapp.console import admin  # noqa: F401

@@ -14,10 +14,9 @@ from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from studyapp import access
-
-from .permissions import IsResearcher
-from .schema import ApiSchema
+from studyapp.api.permissions import IsResearcher
+from studyapp.api.schema import ApiSchema
+from studyapp.studies import access
 
 
 class ResearcherTokenView(ObtainAuthToken):

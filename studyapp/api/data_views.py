@@ -15,14 +15,13 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from studyapp import selectors, services
+from studyapp.api import data_serializers as ds
+from studyapp.api.filters import EvaluationFilter, ParticipantFilter
+from studyapp.api.params import SLUG, WITH_PANEL_IDS, WITH_TEXT, Pages, flag
+from studyapp.api.permissions import IsResearcher, require_owner, visible_study
+from studyapp.api.schema import ApiSchema
 from studyapp.models import Evaluation, Participant, Study
-
-from . import data_serializers as ds
-from .filters import EvaluationFilter, ParticipantFilter
-from .params import SLUG, WITH_PANEL_IDS, WITH_TEXT, Pages, flag
-from .permissions import IsResearcher, require_owner, visible_study
-from .schema import ApiSchema
+from studyapp.participation import selectors, withdrawal
 
 
 def _panel_ids(request: Request, study: Study) -> bool:
@@ -90,7 +89,7 @@ class ParticipantViewSet(StudyScoped, viewsets.ReadOnlyModelViewSet):
 
     def destroy(self, request: Request, slug: str, pk: str) -> Response:
         participant = self.get_object()
-        services.participant_delete(participant=participant, by_user=request.user)
+        withdrawal.participant_delete(participant=participant, by_user=request.user)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -135,7 +134,7 @@ class ExportView(StudyScoped, APIView):
         },
     )
     def get(self, request: Request, slug: str) -> Any:
-        from studyapp.export import export_zip_stream
+        from studyapp.export.writer import export_zip_stream
 
         study = self.study
         panel = _panel_ids(request, study)
@@ -162,6 +161,6 @@ class MonitorView(StudyScoped, APIView):
         responses={200: OpenApiTypes.OBJECT},
     )
     def get(self, request: Request, slug: str) -> Response:
-        from studyapp.monitor import study_monitor
+        from studyapp.studies.monitor import study_monitor
 
         return Response(study_monitor(self.study))

@@ -14,8 +14,8 @@ from django.http import Http404
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission
 
-from studyapp import access
 from studyapp.models import Study
+from studyapp.studies import access
 
 
 class IsResearcher(BasePermission):

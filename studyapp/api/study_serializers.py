@@ -11,9 +11,10 @@ from django.contrib.auth import get_user_model
 from rest_framework import serializers
 
 from recourse_engine import DesignError
-from studyapp import access, engine, study_setup
+from studyapp.generation import engine
 from studyapp.models import OUTCOMES, STUDY_LANGUAGES, Study
-from studyapp.services import StudyError
+from studyapp.studies import access, study_setup
+from studyapp.studies.services import StudyError
 
 LANGUAGE_CODES = [code for code, _ in STUDY_LANGUAGES]
 #: decision models the API can choose; an uploaded model file goes through the console

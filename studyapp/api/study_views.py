@@ -18,16 +18,15 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from studyapp import access, services, study_setup
+from studyapp.api import study_serializers as ss
+from studyapp.api.errors import Conflict, DetailSerializer, as_validation_error
+from studyapp.api.params import SLUG
+from studyapp.api.parsers import CSVBodyParser
+from studyapp.api.permissions import IsResearcher, require_owner
+from studyapp.api.schema import ERROR_BODY_SCHEMA, ApiSchema
 from studyapp.models import Study
-
-from . import study_serializers as ss
-from . import study_writes
-from .errors import Conflict, DetailSerializer, as_validation_error
-from .params import SLUG
-from .parsers import CSVBodyParser
-from .permissions import IsResearcher, require_owner
-from .schema import ERROR_BODY_SCHEMA, ApiSchema
+from studyapp.studies import access, services, study_setup
+from studyapp.studies import updates as study_writes
 
 CONFLICT = OpenApiResponse(DetailSerializer, description="The study's state does not allow this.")
 SETTINGS = (

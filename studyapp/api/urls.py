@@ -5,9 +5,9 @@ from __future__ import annotations
 from django.urls import path
 from rest_framework.routers import SimpleRouter
 
-from .auth_views import DocsView, ResearcherTokenView, SchemaView
-from .data_views import EvaluationViewSet, ExportView, MonitorView, ParticipantViewSet
-from .study_views import StudyViewSet
+from studyapp.api.auth_views import DocsView, ResearcherTokenView, SchemaView
+from studyapp.api.data_views import EvaluationViewSet, ExportView, MonitorView, ParticipantViewSet
+from studyapp.api.study_views import StudyViewSet
 
 router = SimpleRouter()
 router.register("studies", StudyViewSet, basename="api-study")

@@ -19,9 +19,9 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
-from .. import access, services, study_setup
-from ..models import Study
-from .forms import DuplicateForm, PoolUploadForm, StudySetupForm
+from studyapp.console.forms import DuplicateForm, PoolUploadForm, StudySetupForm
+from studyapp.models import Study
+from studyapp.studies import access, services, study_setup
 
 #: a previewed pool waits here (normalised CSV) until the researcher confirms it
 UPLOAD_DIR_NAME = "pool-uploads"

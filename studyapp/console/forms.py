@@ -16,10 +16,11 @@ from django.core.exceptions import ValidationError
 from django.core.validators import URLValidator
 
 from recourse_engine import DesignError
-
-from .. import engine, screening, study_setup
-from ..models import OUTCOMES, STUDY_LANGUAGES, Condition, Quota, Study
-from ..services import StudyError
+from studyapp.generation import engine
+from studyapp.models import OUTCOMES, STUDY_LANGUAGES, Condition, Quota, Study
+from studyapp.participation import screening
+from studyapp.studies import study_setup
+from studyapp.studies.services import StudyError
 
 #: an uploaded schema or model larger than this is refused
 MAX_SCHEMA_BYTES = 2 * 1024 * 1024

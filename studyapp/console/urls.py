@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import path
 
-from . import views
+from studyapp.console import views
 
 urlpatterns = [
     path("studies/<slug:slug>/monitor/", views.monitor_page, name="console-monitor"),

@@ -14,10 +14,10 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from .. import access
-from ..export import export_zip_stream
-from ..models import Participant, Study
-from ..monitor import study_monitor
+from studyapp.export.writer import export_zip_stream
+from studyapp.models import Participant, Study
+from studyapp.studies import access
+from studyapp.studies.monitor import study_monitor
 
 #: how often the monitor page asks for fresh figures
 REFRESH_SECONDS = 5

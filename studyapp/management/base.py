@@ -7,7 +7,7 @@ from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from ..models import Study
+from studyapp.models import Study
 
 
 class StudyCommand(BaseCommand):

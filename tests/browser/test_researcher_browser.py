@@ -16,10 +16,9 @@ import pandas as pd
 import pytest
 
 from recourse_engine import carloan_schema, synth_pool
+from tests.browser.test_participant_browser import FLAGS
 from tests.integration.stack import embedded_env, manage, running
 from tests.services import require_executable
-
-from .test_participant_browser import FLAGS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -30,7 +30,7 @@ def free_port() -> int:
 
 def embedded_env(var_dir: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
-    env.update(STUDYAPP_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="studyapp.settings")
+    env.update(STUDYAPP_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="studyapp.config.settings")
     return env
 
 
@@ -115,7 +115,7 @@ def running(env: dict[str, str], log_dir: Path, web_workers: int = 2) -> Iterato
         )  # fmt: skip
         procs.append(
             subprocess.Popen(
-                [str(VENV_BIN / "gunicorn"), "studyapp.wsgi", "--bind", f"127.0.0.1:{port}",
+                [str(VENV_BIN / "gunicorn"), "studyapp.config.wsgi", "--bind", f"127.0.0.1:{port}",
                  "--workers", str(web_workers), "--timeout", "180", "--access-logfile", "-"],
                 cwd=ROOT, env=env, stdout=glog, stderr=subprocess.STDOUT, start_new_session=True,
             )

@@ -16,9 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.integration.stack import embedded_env, manage
 from tests.services import require_postgres
-
-from .stack import embedded_env, manage
 
 pytestmark = [pytest.mark.integration]
 

@@ -9,9 +9,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests.integration.stack import manage, postgres_redis_env, prepare, running, succeeded_tasks
 from tests.services import require_postgres, require_redis
-
-from .stack import manage, postgres_redis_env, prepare, running, succeeded_tasks
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -32,7 +31,7 @@ def test_participants_complete_with_real_worker(tmp_path: Path) -> None:
             recourses_before = int(manage(env, "shell", "-v0", "-c", count).split()[-1])
             # a re-delivered task for a participant who already has recourses changes nothing
             manage(env, "shell", "-v0", "-c",
-                   "from studyapp.tasks import generate_recourses; generate_recourses.delay(1)")  # fmt: skip
+                   "from studyapp.generation.tasks import generate_recourses; generate_recourses.delay(1)")  # fmt: skip
             deadline = time.monotonic() + 30
             while succeeded_tasks(tmp_path) == done_before and time.monotonic() < deadline:
                 time.sleep(0.2)

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from .stack import ROOT, embedded_env, free_port
+from tests.integration.stack import ROOT, embedded_env, free_port
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 

@@ -12,9 +12,10 @@ import pytest
 from django.test import Client
 
 from recourse_engine import carloan_schema, synth_pool
-from studyapp import carloan, engine, services
-from studyapp.celery_app import app as celery_app
+from studyapp.config.celery_app import app as celery_app
+from studyapp.generation import engine
 from studyapp.models import Participant, Study
+from studyapp.studies import carloan, services
 
 # Unit tests never reach a real broker: a task that is not run eagerly stays in memory.
 celery_app.conf.broker_url = "memory://"

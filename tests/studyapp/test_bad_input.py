@@ -7,10 +7,10 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from studyapp import services
 from studyapp.models import Evaluation, Participant, Recourse, Study
-
-from .conftest import ELIGIBLE, SCHEMA, Walker, start
+from studyapp.participation import services as flow_services
+from studyapp.studies import services as study_services
+from tests.studyapp.conftest import ELIGIBLE, SCHEMA, Walker, start
 
 S = Participant.State
 
@@ -202,8 +202,8 @@ def test_impossible_only_for_changed_items(evaluating: Walker) -> None:
     assert unchanged not in Evaluation.objects.get(recourse=current).impossible
     following = p.recourses.filter(evaluation__isnull=True).order_by("position").first()
     not_changed = next(k for k in following.values if k not in following.changed)
-    with pytest.raises(services.RejectedSubmission, match="Only changed items"):
-        services.evaluation_submit(
+    with pytest.raises(flow_services.RejectedSubmission, match="Only changed items"):
+        flow_services.evaluation_submit(
             participant=p,
             recourse_id=following.pk,
             acceptance=4,
@@ -230,7 +230,7 @@ def test_bad_recruitment_id(client: Client, study: Study, pid: str) -> None:
 
 
 def test_study_not_live(client: Client, transactional_db: Any) -> None:
-    from .conftest import make_study
+    from tests.studyapp.conftest import make_study
 
     draft = make_study(slug="draft", state="draft")
     r = client.get(f"/s/{draft.slug}/")
@@ -239,19 +239,19 @@ def test_study_not_live(client: Client, transactional_db: Any) -> None:
 
 
 def test_live_study_design_is_frozen(study: Study) -> None:
-    with pytest.raises(services.StudyError, match="frozen"):
-        services.study_update_design(study=study, design="random:5")
+    with pytest.raises(study_services.StudyError, match="frozen"):
+        study_services.study_update_design(study=study, design="random:5")
     study.refresh_from_db()
     assert study.design == "sparsest:1,proximate:1,random:3"
 
 
 def test_bad_study_definitions(transactional_db: Any) -> None:
-    from .conftest import make_study
+    from tests.studyapp.conftest import make_study
 
-    with pytest.raises(services.StudyError, match="design"):
-        services.study_update_design(study=make_study(state="draft"), design="sparsest:0")
-    with pytest.raises(services.StudyError, match="pool"):
-        services.study_create(
+    with pytest.raises(study_services.StudyError, match="design"):
+        study_services.study_update_design(study=make_study(state="draft"), design="sparsest:0")
+    with pytest.raises(study_services.StudyError, match="pool"):
+        study_services.study_create(
             slug="bad",
             title="bad",
             schema=make_study.__globals__["SCHEMA"],
@@ -277,12 +277,12 @@ def test_profile_service_refuses_bad_codes(walker: Walker) -> None:
     walker.to_profile()
     p = walker.participant
     good = {it["key"]: 1 for it in p.study.schema["profile_items"]}
-    with pytest.raises(services.RejectedSubmission, match="missing: Workplace"):
-        services.profile_submit(
+    with pytest.raises(flow_services.RejectedSubmission, match="missing: Workplace"):
+        flow_services.profile_submit(
             participant=p, values={k: v for k, v in good.items() if k != "workplace"}
         )
-    with pytest.raises(services.RejectedSubmission, match="listed options: Educational background"):
-        services.profile_submit(participant=p, values={**good, "education": 6})
+    with pytest.raises(flow_services.RejectedSubmission, match="listed options: Educational background"):
+        flow_services.profile_submit(participant=p, values={**good, "education": 6})
     r = walker.post({"page": "profile", **{k: "1" for k in good}, "education": "6"})
     assert r.status_code == 400 and "Please choose one of the listed options" in r.content.decode()
     p.refresh_from_db()

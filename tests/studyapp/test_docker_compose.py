@@ -31,7 +31,7 @@ def test_services_and_healthchecks(compose: dict[str, Any]) -> None:
         assert services[name]["healthcheck"]["test"], name
     assert services["db"]["image"].startswith("postgres:")
     assert services["redis"]["image"].startswith("redis:")
-    assert "gunicorn studyapp.wsgi" in _cmd(services["web"])
+    assert "gunicorn studyapp.config.wsgi" in _cmd(services["web"])
     assert re.search(r"celery -A studyapp worker", _cmd(services["worker"]))
 
 
@@ -42,13 +42,13 @@ def test_database_volume(compose: dict[str, Any]) -> None:
 
 
 def test_app_environment_matches_settings(compose: dict[str, Any]) -> None:
-    settings_src = (ROOT / "studyapp" / "settings.py").read_text()
+    settings_src = (ROOT / "studyapp" / "config" / "settings.py").read_text()
     for name in ("web", "worker"):
         env = compose["services"][name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and "@db:5432/" in env["DATABASE_URL"]
         assert env["CELERY_BROKER_URL"].startswith("redis://redis:6379")
         for var in env:
-            assert f'"{var}"' in settings_src, f"{var} is not read by studyapp/settings.py"
+            assert f'"{var}"' in settings_src, f"{var} is not read by studyapp/config/settings.py"
 
 
 def test_start_order(compose: dict[str, Any]) -> None:

@@ -14,10 +14,9 @@ from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from recourse_engine import carloan_schema, synth_pool
-
-from ... import carloan, services
-from ...models import STUDY_LANGUAGES, Study
-from ..base import StudyCommand
+from studyapp.management.base import StudyCommand
+from studyapp.models import STUDY_LANGUAGES, Study
+from studyapp.studies import carloan, services
 
 
 class Command(StudyCommand):

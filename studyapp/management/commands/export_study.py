@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...export import ExportError, export_study
-from ..base import StudyCommand
+from studyapp.export.writer import ExportError, export_study
+from studyapp.management.base import StudyCommand
 
 
 class Command(StudyCommand):

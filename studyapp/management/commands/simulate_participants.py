@@ -11,10 +11,10 @@ from typing import Any
 from django.conf import settings
 from tqdm import tqdm
 
-from ...bots import Bot, BotError, HttpClient
-from ...celery_app import app as celery_app
-from ...models import Study
-from ..base import StudyCommand
+from studyapp.config.celery_app import app as celery_app
+from studyapp.management.base import StudyCommand
+from studyapp.models import Study
+from studyapp.participation.bots import Bot, BotError, HttpClient
 
 
 class Command(StudyCommand):

@@ -18,8 +18,8 @@ from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
 from recourse_engine import carloan_schema, synth_pool
-from studyapp import study_setup
 from studyapp.models import Evaluation, Participant, Profile, Recourse, Study
+from studyapp.studies import study_setup
 
 PASSWORD = "correct horse battery 7"
 ROLES = ("anonymous", "plain", "other", "shared", "owner", "superuser")

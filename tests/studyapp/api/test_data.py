@@ -13,8 +13,7 @@ import pytest
 from django.utils import timezone
 
 from studyapp.models import Evaluation, Participant, Profile, Recourse, Withdrawal
-
-from .conftest import Cast, add_participant
+from tests.studyapp.api.conftest import Cast, add_participant
 
 pytestmark = pytest.mark.django_db
 S = Participant.State

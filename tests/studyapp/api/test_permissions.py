@@ -16,8 +16,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
 
 from studyapp.models import Participant, Study, Withdrawal
-
-from .conftest import PASSWORD, ROLES, Cast, pool_csv
+from tests.studyapp.api.conftest import PASSWORD, ROLES, Cast, pool_csv
 
 pytestmark = pytest.mark.django_db
 

@@ -26,10 +26,9 @@ from schemathesis.specs.openapi.checks import (
     status_code_conformance,
 )
 
+from studyapp.config.wsgi import application
 from studyapp.models import Participant
-from studyapp.wsgi import application
-
-from .conftest import Cast
+from tests.studyapp.api.conftest import Cast
 
 pytestmark = pytest.mark.django_db
 

@@ -10,8 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from recourse_engine import carloan_schema
 from studyapp.models import Condition, Study
-
-from .conftest import PASSWORD, Cast, pool_csv
+from tests.studyapp.api.conftest import PASSWORD, Cast, pool_csv
 
 pytestmark = pytest.mark.django_db
 
@@ -236,7 +235,7 @@ def test_live_study_freezes_design_but_not_title(cast: Cast) -> None:
 
 
 def test_conditions_cannot_change_once_participants_are_assigned(cast: Cast) -> None:
-    from .conftest import add_participant
+    from tests.studyapp.api.conftest import add_participant
 
     client = cast.client("owner")
     client.patch("/api/studies/loans/", {"conditions": [{"name": "a"}]}, format="json")

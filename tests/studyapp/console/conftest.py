@@ -11,8 +11,7 @@ from django.test import Client
 
 from recourse_engine import synth_pool
 from studyapp.models import Participant
-
-from ..conftest import SCHEMA, start
+from tests.studyapp.conftest import SCHEMA, start
 
 PASSWORD = "a-long-password-1"
 

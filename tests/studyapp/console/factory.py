@@ -8,8 +8,9 @@ from datetime import timedelta
 import numpy as np
 from django.utils import timezone
 
-from studyapp import engine, screening
+from studyapp.generation import engine
 from studyapp.models import Evaluation, Participant, Profile, Recourse, Study
+from studyapp.participation import screening
 
 S = Participant.State
 

@@ -15,11 +15,10 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from recourse_engine import carloan_schema, synth_pool
-from studyapp import services
 from studyapp.models import Condition, Participant, Study, Withdrawal
-
-from ..conftest import SCHEMA, make_study
-from .conftest import client_for, complete, pool_bytes, researcher
+from studyapp.studies import services
+from tests.studyapp.conftest import SCHEMA, make_study
+from tests.studyapp.console.conftest import client_for, complete, pool_bytes, researcher
 
 
 def change_data(study: Study, **overrides: Any) -> dict[str, Any]:
@@ -407,7 +406,7 @@ def _model_file(tmp_path: Any) -> SimpleUploadedFile:
     import numpy as np
 
     from recourse_engine.decision import save_model, train_sklearn_model
-    from studyapp import engine
+    from studyapp.generation import engine
 
     frame = synth_pool(SCHEMA, n=300, seed=4)
     frame["approved"] = (np.arange(len(frame)) % 2).astype(int)

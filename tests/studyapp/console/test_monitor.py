@@ -13,11 +13,10 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from studyapp.assignment import quota_count
 from studyapp.models import Condition, Participant, Quota
-from studyapp.monitor import study_monitor
-
-from ..conftest import make_study
+from studyapp.participation.assignment import quota_count
+from studyapp.studies.monitor import study_monitor
+from tests.studyapp.conftest import make_study
 
 S = Participant.State
 G = Participant.Generation

@@ -9,11 +9,11 @@ import pandas as pd
 import pytest
 
 from recourse_engine import synth_pool
-from studyapp import engine, study_setup
-from studyapp.services import StudyError
-
-from ..conftest import SCHEMA, make_study
-from .conftest import pool_bytes
+from studyapp.generation import engine
+from studyapp.studies import study_setup
+from studyapp.studies.services import StudyError
+from tests.studyapp.conftest import SCHEMA, make_study
+from tests.studyapp.console.conftest import pool_bytes
 
 
 def _lines(data: bytes) -> list[str]:

@@ -17,11 +17,11 @@ from recourse_engine import (
     synth_pool,
     train_sklearn_model,
 )
-from studyapp import carloan, engine, services, study_setup
+from studyapp.generation import engine
 from studyapp.models import Condition, Quota, Study
-from studyapp.services import StudyError
-
-from .conftest import pool_bytes, researcher
+from studyapp.studies import carloan, services, study_setup
+from studyapp.studies.services import StudyError
+from tests.studyapp.console.conftest import pool_bytes, researcher
 
 
 def test_create_from_builtin_schema_with_synthetic_pool(owner: Any) -> None:
@@ -95,7 +95,7 @@ def test_duplicate_slug_refused(owner: Any) -> None:
 
 
 def test_duplicate_copies_setup_not_participants(owner: Any, eager: None) -> None:
-    from .conftest import complete
+    from tests.studyapp.console.conftest import complete
 
     other = researcher("other")
     src = study_setup.study_create_from_schema(

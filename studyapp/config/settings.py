@@ -1,0 +1,197 @@
+"""Settings from environment variables, with an embedded default that needs no server.
+
+No environment set: SQLite in ``var/`` and a Celery broker in a second SQLite file (kombu's
+SQLAlchemy transport, see broker.py), served by a real worker process. ``DATABASE_URL`` and
+``CELERY_BROKER_URL`` switch to PostgreSQL and Redis (see docker-compose.yml).
+
+Variables: DJANGO_SECRET_KEY, DJANGO_DEBUG, DJANGO_ALLOWED_HOSTS, DJANGO_CSRF_TRUSTED_ORIGINS,
+DATABASE_URL, CELERY_BROKER_URL, STUDYAPP_VAR_DIR, STUDYAPP_QUEUE, STUDYAPP_TASK_TIME_LIMIT,
+STUDYAPP_TASKS_EAGER, STUDYAPP_STATIC_ROOT.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from pathlib import Path
+
+import dj_database_url
+
+BASE_DIR = Path(__file__).resolve().parents[2]
+VAR_DIR = Path(os.environ.get("STUDYAPP_VAR_DIR", BASE_DIR / "var")).resolve()
+
+
+def env_bool(name: str, default: bool = False) -> bool:
+    raw = os.environ.get(name)
+    if raw is None or raw == "":
+        return default
+    return raw.strip().lower() in ("1", "true", "yes", "on")
+
+
+def env_list(name: str, default: str) -> list[str]:
+    return [p.strip() for p in os.environ.get(name, default).split(",") if p.strip()]
+
+
+def _embedded_secret_key() -> str:
+    """A per-checkout key kept in var/ so sessions survive restarts of the embedded default."""
+    path = VAR_DIR / "secret_key"
+    try:
+        return path.read_text().strip()
+    except OSError:
+        VAR_DIR.mkdir(parents=True, exist_ok=True)
+        key = secrets.token_urlsafe(50)
+        path.write_text(key)
+        path.chmod(0o600)
+        return key
+
+
+DEBUG = env_bool("DJANGO_DEBUG", False)
+SECRET_KEY = os.environ.get("DJANGO_SECRET_KEY") or _embedded_secret_key()
+ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
+CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "django_filters",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI served from our static files: works offline
+    "studyapp",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "whitenoise.middleware.WhiteNoiseMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "studyapp.config.urls"
+WSGI_APPLICATION = "studyapp.config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- database ---------------------------------------------------------------------------
+_default_db = f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
+DATABASES = {
+    "default": dj_database_url.parse(
+        os.environ.get("DATABASE_URL") or _default_db, conn_max_age=60, conn_health_checks=True
+    )
+}
+if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
+    # Web server and worker write the same file: WAL lets readers run beside one writer,
+    # IMMEDIATE transactions take the write lock up front instead of failing on upgrade.
+    DATABASES["default"]["CONN_MAX_AGE"] = 0
+    DATABASES["default"]["OPTIONS"] = {
+        "timeout": 30,
+        "transaction_mode": "IMMEDIATE",
+        "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+    }
+    if DATABASES["default"]["NAME"] != ":memory:":
+        Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
+
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+]
+
+LANGUAGE_CODE = "en"
+#: participant pages run in the study's language (Study.language), not the browser's
+LANGUAGES = [("en", "English"), ("ja", "Japanese")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+
+# --- REST API (researchers only; participants never reach it) ------------------------------
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
+    "DEFAULT_FILTER_BACKENDS": ["django_filters.rest_framework.DjangoFilterBackend"],
+    "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
+    "PAGE_SIZE": 100,
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Recourse study platform API",
+    "DESCRIPTION": "Researchers' API: studies, pools, participants, evaluations, export, monitor.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
+    "ENUM_NAME_OVERRIDES": {
+        "StudyStateEnum": "studyapp.models.Study.State",
+        "ParticipantStateEnum": "studyapp.models.Participant.State",
+    },
+}
+
+STATIC_URL = "static/"
+STATIC_ROOT = Path(os.environ.get("STUDYAPP_STATIC_ROOT", VAR_DIR / "staticfiles"))
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns when it is missing
+# Serve straight from the app folders, so the embedded default needs no collectstatic.
+WHITENOISE_USE_FINDERS = True
+
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+X_FRAME_OPTIONS = "DENY"
+
+# --- Celery ------------------------------------------------------------------------------
+CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
+if not CELERY_BROKER_URL:
+    # Embedded default: a SQLite file read by kombu's SQLAlchemy transport, polled every
+    # 0.1 s (studyapp/broker.py) instead of kombu's 1 s.
+    CELERY_BROKER_URL = f"sqlite:///{VAR_DIR / 'celery-broker.sqlite'}"
+    CELERY_BROKER_TRANSPORT = "studyapp.config.broker:Transport"
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A queue name of its own lets tests and deployments share one Redis without crosstalk.
+CELERY_TASK_DEFAULT_QUEUE = os.environ.get("STUDYAPP_QUEUE", "celery")
+CELERY_TASK_IGNORE_RESULT = True  # progress and results live in the database
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_TIME_LIMIT = int(os.environ.get("STUDYAPP_TASK_TIME_LIMIT", "300"))
+CELERY_TASK_SOFT_TIME_LIMIT = max(1, CELERY_TASK_TIME_LIMIT - 30)
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_SERIALIZER = "json"
+CELERY_TASK_ALWAYS_EAGER = env_bool("STUDYAPP_TASKS_EAGER", False)
+CELERY_TASK_EAGER_PROPAGATES = True
+if CELERY_BROKER_URL.startswith("redis"):
+    # acks_late: an unacknowledged task is re-delivered after this many seconds.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * CELERY_TASK_TIME_LIMIT}
+
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "handlers": {"console": {"class": "logging.StreamHandler"}},
+    "root": {"handlers": ["console"], "level": os.environ.get("DJANGO_LOG_LEVEL", "WARNING")},
+    "loggers": {"studyapp": {"level": os.environ.get("STUDYAPP_LOG_LEVEL", "INFO")}},
+}

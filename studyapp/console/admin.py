@@ -1,0 +1,476 @@
+"""The researcher console in the Django admin: study setup, settings, pool upload with a
+preview, state changes, duplication; participants and their data, read-only.
+
+Staff researchers (not only superusers) use it: every list and object goes through
+`studyapp.access` (owner, shared with, superuser). A live study's design, conditions,
+schema, pool and the participant-facing settings are read-only (the same list as the API's,
+`api.study_writes.DRAFT_ONLY`). The custom pages live in `console/admin_views.py`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils.html import format_html
+
+from studyapp.console import admin_views
+from studyapp.console.forms import ConditionForm, QuotaForm, StudyChangeForm, eligibility_field
+from studyapp.models import (
+    Condition,
+    Evaluation,
+    PageVisit,
+    Participant,
+    Profile,
+    Quota,
+    Recourse,
+    Study,
+    Withdrawal,
+)
+from studyapp.participation import screening
+from studyapp.participation import withdrawal
+from studyapp.studies import access, study_setup
+from studyapp.studies import services as study_services
+from studyapp.studies.updates import DRAFT_ONLY
+
+
+class StudyFilter(admin.SimpleListFilter):
+    """The study filter in a list's sidebar, showing only the studies this user may see."""
+
+    title = "study"
+    parameter_name = "study"
+    lookup = "study_id"
+
+    def lookups(self, request: HttpRequest, model_admin: Any) -> list[tuple[str, str]]:
+        studies = access.studies_for(request.user).order_by("slug")
+        return [(str(s.pk), s.slug) for s in studies]
+
+    def queryset(self, request: HttpRequest, queryset: QuerySet) -> QuerySet:
+        value = self.value()
+        if value is None:
+            return queryset
+        if not value.isdigit():
+            return queryset.none()
+        return queryset.filter(**{self.lookup: int(value)})
+
+
+class ParticipantStudyFilter(StudyFilter):
+    lookup = "participant__study_id"
+
+
+class AccessMixin:
+    """Lists and objects restricted to the studies `access.studies_for` the user."""
+
+    #: lookup from this model to its study ("" for Study itself)
+    study_path = "study"
+
+    def _study_of(self, obj: Any) -> Study:
+        for part in self.study_path.split("__") if self.study_path else []:
+            obj = getattr(obj, part)
+        return obj
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet:
+        qs = super().get_queryset(request)  # type: ignore[misc]
+        if request.user.is_superuser:
+            return qs
+        studies = access.studies_for(request.user).values("pk")
+        lookup = f"{self.study_path}__in" if self.study_path else "pk__in"
+        return qs.filter(**{lookup: studies})
+
+    def _may(self, request: HttpRequest, obj: Any) -> bool:
+        return obj is None or access.can_access(request.user, self._study_of(obj))
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_view_permission(request, obj) and self._may(request, obj)  # type: ignore[misc]
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_change_permission(request, obj) and self._may(request, obj)  # type: ignore[misc]
+
+
+class ReadOnlyMixin(AccessMixin):
+    """What participants submitted is never edited or deleted here (deletion on request has
+    its own action on participants)."""
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+
+class DraftOnlyInline(admin.TabularInline):
+    """Rows that are frozen once the study goes live."""
+
+    extra = 0
+
+    def _draft(self, obj: Study | None) -> bool:
+        return obj is None or obj.state == Study.State.DRAFT
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._draft(obj) and super().has_add_permission(request, obj)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._draft(obj) and super().has_change_permission(request, obj)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self._draft(obj) and super().has_delete_permission(request, obj)
+
+
+class ConditionInline(DraftOnlyInline):
+    model = Condition
+    form = ConditionForm
+    fields = ("name", "design", "position")
+
+
+class QuotaInline(admin.TabularInline):
+    """Quotas may be raised or added while live (a panel top-up); they only turn people away."""
+
+    model = Quota
+    form = QuotaForm
+    extra = 0
+    fields = ("condition", "screening_key", "screening_value", "limit")
+
+    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
+        formset = super().get_formset(request, obj, **kwargs)
+        field = formset.form.base_fields.get("condition")
+        if field is not None:
+            field.queryset = (
+                Condition.objects.filter(study=obj) if obj else Condition.objects.none()
+            )
+        formset.form.study = obj
+        return formset
+
+
+@admin.register(Study)
+class StudyAdmin(AccessMixin, admin.ModelAdmin):
+    study_path = ""
+    form = StudyChangeForm
+    change_form_template = "admin/studyapp/study/change_form.html"
+    list_display = (
+        "slug",
+        "title",
+        "state",
+        "owner",
+        "language",
+        "design",
+        "pool_rows",
+        "created_at",
+        "monitor_link",
+    )
+    list_filter = ("state", "language")
+    search_fields = ("slug", "title")
+    inlines = (ConditionInline, QuotaInline)
+    actions = ("go_live", "close", "duplicate")
+
+    # --- permissions ----------------------------------------------------------------------
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        allowed = super().has_delete_permission(request, obj)
+        return allowed and (obj is None or access.is_owner(request.user, obj))
+
+    # --- the change form --------------------------------------------------------------------
+    def get_fieldsets(self, request: HttpRequest, obj: Study | None = None) -> Any:
+        questions = self._questions(obj)
+        design = ["design", "seed", "decision_model", "model_file"]
+        if not request.user.is_superuser:
+            # model files are unpickled when loaded: only superusers may upload one
+            design = ["design", "seed", "decision_model"]
+        if obj is not None and obj.state != Study.State.DRAFT:
+            design = ["design", "seed", "decision_model"]
+            eligibility = ["eligibility"]
+        else:
+            eligibility = [eligibility_field(q) for q in questions if q["type"] != "integer"]
+        return [
+            (None, {"fields": ["slug", "title", "state", "owner", "shared_with", "links"]}),
+            ("Participant pages", {"fields": ["language", "texts", "consent_version"]}),
+            ("Design and decision model", {"fields": design}),
+            ("Eligibility (screening)", {"fields": eligibility}),
+            (
+                "Recruitment",
+                {"fields": ["outcome_codes", "panel_param", "assignment_timeout_minutes"]},
+            ),
+            (
+                "Attention checks",
+                {"fields": ["attention_checks", "attention_max_failures", "attention_rule"]},
+            ),
+            ("Pool and schema", {"fields": ["pool_summary", "schema_hash", "schema_summary"]}),
+        ]
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> Any:
+        fixed = ["slug", "state", "owner", "links", "pool_summary", "schema_hash"]
+        fixed += ["schema_summary", "eligibility"]
+        if obj is not None and not access.is_owner(request.user, obj):
+            fixed.append("shared_with")
+        if obj is not None and obj.state != Study.State.DRAFT:
+            fixed += [f for f in DRAFT_ONLY if f != "conditions"]
+        return fixed
+
+    def _questions(self, obj: Study | None) -> list[dict[str, Any]]:
+        if obj is None:
+            return []
+        try:
+            return screening.questions(obj.schema)
+        except screening.ScreeningError:
+            return []
+
+    def get_form(self, request: HttpRequest, obj: Study | None = None, **kwargs: Any) -> Any:
+        fields: dict[str, Any] = {}
+        if obj is not None and obj.state == Study.State.DRAFT:
+            for q in self._questions(obj):
+                if q["type"] == "integer":
+                    continue
+                current = q.get("eligible" if q["type"] == "choice" else "eligible_only")
+                options = [(str(i), o) for i, o in enumerate(q["options"], start=1)]
+                fields[eligibility_field(q)] = forms.MultipleChoiceField(
+                    label=q.get("label", q["key"]),
+                    choices=options,
+                    required=False,
+                    initial=[str(c) for c in (current or [])],
+                    widget=forms.CheckboxSelectMultiple,
+                    help_text=(
+                        "Eligible answers (none ticked: everyone)"
+                        if q["type"] == "choice"
+                        else "Eligible only when every selected answer is ticked here"
+                    ),
+                )
+        kwargs["form"] = type("StudyChangeFormFor", (self.form,), fields)
+        form = super().get_form(request, obj, **kwargs)
+        if not request.user.is_superuser:
+            form.base_fields.pop("model_file", None)  # a posted file is then ignored
+        return form
+
+    def save_model(self, request: HttpRequest, obj: Study, form: Any, change: bool) -> None:
+        if obj.state == Study.State.DRAFT and change:
+            schema = dict(obj.schema)
+            qs = []
+            for q in schema.get("screening", []):
+                q = dict(q)
+                name = f"eligible_{q.get('key')}"
+                if name in form.cleaned_data:
+                    key = "eligible" if q["type"] == "choice" else "eligible_only"
+                    codes = sorted(int(c) for c in form.cleaned_data[name])
+                    if codes:
+                        q[key] = codes
+                    else:
+                        q.pop(key, None)
+                qs.append(q)
+            schema["screening"] = qs
+            obj.schema = schema
+        obj.save()
+        name = form.cleaned_data.get("decision_model")
+        if change and obj.state == Study.State.DRAFT and name:
+            blob = form.cleaned_data.get("model_blob")
+            if name != obj.decision_model or blob:
+                study_setup.study_set_decision_model(study=obj, name=name, blob=blob)
+
+    # --- read-only displays -----------------------------------------------------------------
+    @admin.display(description="Console")
+    def links(self, obj: Study) -> str:
+        if obj.pk is None:
+            return "-"
+        return format_html(
+            '<a href="{}">Monitor</a> · <a href="{}">Export (ZIP)</a> · <a href="{}">Pool</a> · '
+            '<a href="{}">Participant link</a>',
+            reverse("console-monitor", args=[obj.slug]),
+            reverse("console-export", args=[obj.slug]),
+            reverse("admin:studyapp_study_pool", args=[obj.pk]),
+            reverse("start", args=[obj.slug]),
+        )
+
+    @admin.display(description="Monitor")
+    def monitor_link(self, obj: Study) -> str:
+        return format_html('<a href="{}">monitor</a>', reverse("console-monitor", args=[obj.slug]))
+
+    @admin.display(description="Pool")
+    def pool_summary(self, obj: Study) -> str:
+        return f"{obj.pool_rows:,} profiles (sha256 {obj.pool_hash[:12]}…)"
+
+    @admin.display(description="Schema")
+    def schema_summary(self, obj: Study) -> str:
+        items = [it.get("key", "?") for it in obj.schema.get("profile_items", [])]
+        return f"{obj.schema.get('name', '')}: {len(items)} items ({', '.join(items)})"
+
+    @admin.display(description="Eligibility")
+    def eligibility(self, obj: Study) -> str:
+        rules = []
+        for q in self._questions(obj):
+            codes = q.get("eligible") or q.get("eligible_only")
+            if codes:
+                labels = [q["options"][c - 1] for c in codes if 1 <= c <= len(q["options"])]
+                rules.append(f"{q['key']}: {', '.join(labels)}")
+        return "; ".join(rules) or "everyone"
+
+    # --- pages beyond the model form --------------------------------------------------------
+    def get_urls(self) -> list[Any]:
+        wrap = self.admin_site.admin_view
+        return [
+            path(
+                "setup/",
+                wrap(lambda r: admin_views.study_setup_view(self, r)),
+                name="studyapp_study_setup",
+            ),
+            path(
+                "<int:pk>/pool/",
+                wrap(lambda r, pk: admin_views.pool_upload_view(self, r, pk)),
+                name="studyapp_study_pool",
+            ),
+            path(
+                "<int:pk>/state/",
+                wrap(lambda r, pk: admin_views.state_view(self, r, pk)),
+                name="studyapp_study_state",
+            ),
+            path(
+                "<int:pk>/duplicate/",
+                wrap(lambda r, pk: admin_views.duplicate_view(self, r, pk)),
+                name="studyapp_study_duplicate",
+            ),
+            *super().get_urls(),
+        ]
+
+    def add_view(self, request: HttpRequest, form_url: str = "", extra_context: Any = None) -> Any:
+        """The "Add study" button opens the setup page (schema, pool, design)."""
+        return admin_views.study_setup_view(self, request)
+
+    def change_view(
+        self, request: HttpRequest, object_id: str, form_url: str = "", extra_context: Any = None
+    ) -> HttpResponse:
+        obj = self.get_object(request, object_id)
+        extra = dict(extra_context or {})
+        if obj is not None:
+            extra["study"] = obj
+            extra["is_owner"] = access.is_owner(request.user, obj)
+            extra["can_change"] = self.has_change_permission(request, obj)
+        return super().change_view(request, object_id, form_url, extra)
+
+    # --- actions ----------------------------------------------------------------------------
+    def _move(self, request: HttpRequest, queryset: QuerySet[Study], state: str) -> None:
+        for study in queryset:
+            if not self.has_change_permission(request, study):
+                self.message_user(request, f"{study.slug}: not yours to change", messages.ERROR)
+                continue
+            try:
+                study_services.study_set_state(study=study, state=state)
+            except study_services.StudyError as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+            else:
+                self.message_user(request, f"{study.slug} is now {state}")
+
+    @admin.action(description="Go live (freezes the design)")
+    def go_live(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        self._move(request, queryset, Study.State.LIVE)
+
+    @admin.action(description="Close (no new participants)")
+    def close(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        self._move(request, queryset, Study.State.CLOSED)
+
+    @admin.action(description="Duplicate as new drafts (slug-copy)")
+    def duplicate(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        for study in queryset:
+            if not access.is_owner(request.user, study):
+                self.message_user(request, f"{study.slug}: only its owner may duplicate it")
+                continue
+            slug = admin_views.free_slug(f"{study.slug}-copy")
+            try:
+                copy = study_setup.study_duplicate(study=study, slug=slug, owner=request.user)
+            except study_services.StudyError as exc:
+                self.message_user(request, str(exc), messages.ERROR)
+            else:
+                self.message_user(request, f"{study.slug} duplicated as {copy.slug} (draft)")
+
+
+@admin.register(Participant)
+class ParticipantAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = (
+        "id",
+        "study",
+        "condition",
+        "state",
+        "generation",
+        "flagged",
+        "attention_failures",
+        "gender",
+        "age",
+        "created_at",
+        "finished_at",
+    )
+    list_filter = (StudyFilter, "state", "condition", "generation", "flagged")
+    search_fields = ("recruitment_id", "completion_code")
+    actions = ("delete_on_request",)
+
+    def get_actions(self, request: HttpRequest) -> dict[str, Any]:
+        acts = super().get_actions(request)
+        acts.pop("delete_selected", None)
+        if not request.user.has_perm("studyapp.delete_participant"):
+            acts.pop("delete_on_request", None)
+        return acts
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        # flagged / flag_reason only (see get_readonly_fields)
+        return AccessMixin.has_change_permission(self, request, obj)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
+        return [
+            f.name for f in Participant._meta.fields if f.name not in ("flagged", "flag_reason")
+        ]
+
+    @admin.action(description="Delete on the participant's request (logged)")
+    def delete_on_request(self, request: HttpRequest, queryset: QuerySet[Participant]) -> Any:
+        if request.POST.get("confirm") != "yes":
+            return TemplateResponse(
+                request,
+                "admin/studyapp/participant/delete_on_request.html",
+                {
+                    **self.admin_site.each_context(request),
+                    "title": "Delete participants on request",
+                    "participants": queryset,
+                    "action": "delete_on_request",
+                    "opts": self.model._meta,
+                },
+            )
+        n = 0
+        for p in queryset:
+            withdrawal.participant_delete(participant=p, by_user=request.user)
+            n += 1
+        self.message_user(request, f"{n} participant(s) deleted; the withdrawal log keeps who/when")
+        return None
+
+
+@admin.register(Profile)
+class ProfileAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    study_path = "participant__study"
+    list_display = ("participant", "decision", "submitted_at")
+    list_filter = (ParticipantStudyFilter, "decision")
+
+
+@admin.register(Recourse)
+class RecourseAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    study_path = "participant__study"
+    list_display = ("participant", "position", "strategy", "sparsity", "proximity", "pool_id")
+    list_filter = (ParticipantStudyFilter, "strategy")
+
+
+@admin.register(Evaluation)
+class EvaluationAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    study_path = "participant__study"
+    list_display = ("participant", "recourse", "acceptance", "action", "seconds_on_page")
+    list_filter = (ParticipantStudyFilter,)
+
+
+@admin.register(PageVisit)
+class PageVisitAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    study_path = "participant__study"
+    list_display = ("participant", "page", "entered_at", "exited_at", "views")
+    list_filter = (ParticipantStudyFilter, "page")
+
+
+@admin.register(Withdrawal)
+class WithdrawalAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    list_display = ("study", "participant_number", "by", "by_user", "page", "at")
+    list_filter = (StudyFilter, "by")

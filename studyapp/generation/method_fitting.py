@@ -1,0 +1,158 @@
+"""Balanced-recourse models of a study (EBR's pool densities, IBR's encoder), fitted once.
+
+A design naming `ebr:k` or `ibr:k` needs a model fitted on the study's pool. Fitting IBR
+takes tens of seconds, far too long inside a participant's request, so it runs as a Celery
+task when the study goes live (`fits_queue`), reports its progress on a `FittedMethod` row
+(the console shows it), and stores the fitted object. Every worker process then attaches
+the stored fit to its pool (`attach_fitted`) instead of fitting again. A participant who
+arrives before the fit is stored still gets recourses: the strategy fits in-process on first
+use, with the same functions and seeds, hence the same result.
+"""
+
+from __future__ import annotations
+
+import pickle
+import time
+from collections.abc import Callable
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.utils import timezone
+
+from recourse_engine import FeatureSchema, Pool
+from recourse_engine.methods import MethodError
+from recourse_engine.methods.ebr import attach_pool_density, fit_pool_density
+from recourse_engine.methods.ibr_pool import attach_pool_ibr, fit_pool_ibr
+from studyapp.generation import engine
+from studyapp.models import FittedMethod, Study
+
+#: design strategies that need a model fitted on the pool
+BALANCED = ("ebr", "ibr")
+_PROGRESS_EVERY_S = 0.5
+F = FittedMethod.State
+
+
+def fit_params(strategy: str) -> dict[str, Any]:
+    """Extra fitting parameters per strategy (setting STUDYAPP_BALANCED_FIT_PARAMS)."""
+    return dict(getattr(settings, "STUDYAPP_BALANCED_FIT_PARAMS", {}).get(strategy, {}))
+
+
+def balanced_strategies(study: Study) -> list[str]:
+    """The balanced strategies named by the study's design or any condition's design."""
+    designs = [study.design, *(c.design for c in study.conditions.all() if c.design)]
+    named = {part.strategy for text in designs for part in engine.design_of(text).parts}
+    return sorted(named & set(BALANCED))
+
+
+def fits_queue(*, study: Study) -> list[FittedMethod]:
+    """Queue a fit of each balanced strategy on the current pool (idempotent: a fit that is
+    queued, running or done is left alone; a failed one is queued again)."""
+    from studyapp.generation.tasks import fit_balanced_methods
+
+    rows = []
+    for strategy in balanced_strategies(study):
+        row, _ = FittedMethod.objects.get_or_create(
+            study=study, strategy=strategy, pool_hash=study.pool_hash
+        )
+        if row.state == F.FAILED:
+            FittedMethod.objects.filter(pk=row.pk).update(
+                state=F.QUEUED, progress=0.0, message="", updated_at=timezone.now()
+            )
+            row.refresh_from_db()
+        rows.append(row)
+    if any(r.state == F.QUEUED for r in rows):
+        transaction.on_commit(lambda: fit_balanced_methods.delay(study.pk))
+    return rows
+
+
+def _progress_writer(row_id: int, start: float = 0.0, span: float = 1.0) -> Callable:
+    """A callback `(done, total)` that stores start + span·done/total, at most every 0.5 s
+    (and always at the end), so a fit of many epochs costs a handful of writes."""
+    last = [0.0]
+
+    def report(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - last[0] < _PROGRESS_EVERY_S:
+            return
+        last[0] = now
+        value = start + span * min(1.0, done / max(total, 1))
+        FittedMethod.objects.filter(pk=row_id).update(progress=value, updated_at=timezone.now())
+
+    return report
+
+
+def _fit(strategy: str, schema: FeatureSchema, pool: Pool, report: Callable) -> Any:
+    params = fit_params(strategy)
+    if strategy == "ebr":
+        fitted = fit_pool_density(schema, pool, **params)
+        report(1, 1)
+        return fitted
+    fitted = fit_pool_ibr(schema, pool, progress=report, **params)
+    fitted.method.progress = False  # the callback is not part of the model
+    return fitted
+
+
+def _attach(strategy: str, pool: Pool, fitted: Any) -> None:
+    (attach_pool_density if strategy == "ebr" else attach_pool_ibr)(pool, fitted)
+
+
+def fits_run(*, study_id: int) -> dict[str, str]:
+    """Fit every queued balanced strategy of the study (the Celery task's body).
+
+    A row is claimed by a conditional update, so two workers never fit the same one.
+    Returns strategy -> final state.
+    """
+    study = Study.objects.get(pk=study_id)
+    schema = engine.schema_of(study.schema)
+    pool = engine.pool_of(study.pool_csv, schema, source=f"study {study.slug} pool")
+    out: dict[str, str] = {}
+    for row in FittedMethod.objects.filter(study=study, pool_hash=study.pool_hash):
+        claimed = FittedMethod.objects.filter(pk=row.pk, state=F.QUEUED).update(
+            state=F.RUNNING, progress=0.0, updated_at=timezone.now()
+        )
+        if not claimed:
+            out[row.strategy] = FittedMethod.objects.get(pk=row.pk).state
+            continue
+        t0 = time.perf_counter()
+        try:
+            fitted = _fit(row.strategy, schema, pool, _progress_writer(row.pk))
+            blob = pickle.dumps(fitted, protocol=pickle.HIGHEST_PROTOCOL)
+        except (MethodError, ValueError) as exc:
+            FittedMethod.objects.filter(pk=row.pk).update(
+                state=F.FAILED, message=str(exc)[:500], updated_at=timezone.now()
+            )
+            out[row.strategy] = F.FAILED
+            continue
+        FittedMethod.objects.filter(pk=row.pk).update(
+            state=F.DONE,
+            progress=1.0,
+            blob=blob,
+            seconds=time.perf_counter() - t0,
+            message=f"fitted on {len(pool)} pool rows",
+            updated_at=timezone.now(),
+        )
+        out[row.strategy] = F.DONE
+    return out
+
+
+def fits_version(study: Study) -> tuple[str, ...]:
+    """The strategies whose stored fit is ready for the current pool (part of the worker's
+    pool-index cache key, so an index built before a fit finished is rebuilt after)."""
+    return tuple(
+        FittedMethod.objects.filter(study=study, pool_hash=study.pool_hash, state=F.DONE)
+        .order_by("strategy")
+        .values_list("strategy", flat=True)
+    )
+
+
+def attach_fitted(study: Study, pool: Pool) -> list[str]:
+    """Attach the study's stored fits to `pool` (a pool parsed from the study's CSV)."""
+    attached = []
+    rows = FittedMethod.objects.filter(study=study, pool_hash=study.pool_hash, state=F.DONE)
+    for strategy, blob in rows.values_list("strategy", "blob"):
+        if blob is None:
+            continue
+        _attach(strategy, pool, pickle.loads(bytes(blob)))  # written only by fits_run
+        attached.append(strategy)
+    return attached

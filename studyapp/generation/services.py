@@ -1,0 +1,169 @@
+"""Recourse generation for one participant (the Celery task's body): select, store, or
+give up politely. Idempotent, so a re-delivered task changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+import time
+
+from django.db import transaction
+from django.utils import timezone
+
+from recourse_engine import (
+    DesignError,
+    ModelError,
+    PoolError,
+    SchemaError,
+)
+from studyapp.generation import engine
+from studyapp.models import (
+    Condition,
+    Participant,
+    Profile,
+    Recourse,
+)
+from studyapp.participation import recruitment
+from studyapp.participation.withdrawal import participant_delete as participant_delete
+
+log = logging.getLogger(__name__)
+
+S = Participant.State
+G = Participant.Generation
+
+
+def _generation_of(participant_id: int) -> str:
+    """The stored generation status; "" when the participant was deleted on request."""
+    found = Participant.objects.filter(pk=participant_id).values_list("generation", flat=True)
+    return found.first() or ""
+
+
+def _mark_running(participant_id: int) -> Participant | None:
+    with transaction.atomic():
+        p = (
+            Participant.objects.select_for_update()
+            .select_related("study")
+            .filter(pk=participant_id)
+            .first()
+        )
+        if p is None or p.state != S.WAITING or p.generation in (G.DONE, G.EMPTY, G.FAILED):
+            return None  # already generated (re-delivered task) or not asked for
+        p.generation = G.RUNNING
+        p.generation_started_at = p.generation_started_at or timezone.now()
+        p.generation_attempts += 1
+        p.save(update_fields=["generation", "generation_started_at", "generation_attempts"])
+        return p
+
+
+def _design_for(p: Participant) -> str:
+    """The participant's condition's design when it has one, else the study's."""
+    if p.condition:
+        own = (
+            Condition.objects.filter(study_id=p.study_id, name=p.condition)
+            .values_list("design", flat=True)
+            .first()
+        )
+        if own and own.strip():
+            return own
+    return p.study.design
+
+
+def recourses_generate(*, participant_id: int) -> str:
+    """Select and store a participant's recourses; idempotent (returns the final status)."""
+    p = _mark_running(participant_id)
+    if p is None:
+        return _generation_of(participant_id)
+    t0 = time.perf_counter()
+    try:
+        schema, index = engine.pool_index_for(p.study)
+        values = (
+            Profile.objects.values_list("values", flat=True).filter(participant_id=p.pk).first()
+        )
+        if values is None:  # withdrew while the task ran: nothing left to work on
+            return _generation_of(participant_id)
+        design = _design_for(p)
+        selection = index.select(values, p.income_jpy, design, seed=p.selection_seed)
+    except (PoolError, DesignError, ModelError, SchemaError, engine.StudyConfigError) as exc:
+        return recourses_fail(participant_id=participant_id, error=f"study configuration: {exc}")
+    seconds = time.perf_counter() - t0
+    order = list(range(len(selection.picks)))
+    random.Random(p.selection_seed).shuffle(order)
+    rows = [
+        Recourse(
+            participant_id=p.pk,
+            position=order[i] + 1,
+            strategy=pick.strategy,
+            method="pool_search",
+            pool_index=int(pick.pool_index),
+            pool_id=str(pick.pool_id),
+            values={
+                k: (float(v) if schema.items[j].is_numeric else int(v))
+                for j, (k, v) in enumerate(zip(schema.keys, pick.codes, strict=True))
+            },
+            changed=list(pick.changed),
+            sparsity=int(pick.sparsity),
+            proximity=float(pick.proximity),
+            generation_seconds=seconds,
+        )
+        for i, pick in enumerate(selection.picks)
+    ]
+    with transaction.atomic():
+        locked = Participant.objects.select_for_update().filter(pk=participant_id).first()
+        if locked is None:
+            return ""
+        if (
+            locked.state != S.WAITING
+            or locked.recourses.exists()
+            or locked.generation in (G.DONE, G.EMPTY)
+        ):
+            return locked.generation
+        Recourse.objects.bulk_create(rows)
+        locked.generation_finished_at = timezone.now()
+        if rows:
+            locked.generation = G.DONE
+            locked.state = S.EVALUATING
+            if selection.shortfall:
+                locked.flagged = True
+                locked.flag_reason = (
+                    f"only {len(rows)} of {selection.requested} recourses found "
+                    f"({selection.n_admissible} admissible in the pool)"
+                )
+        else:
+            locked.generation = G.EMPTY
+            locked.state = S.NO_RECOURSE
+            # credited as completed: they took part (the completed outcome's code)
+            locked.completion_code = recruitment.outcome_code(locked.study, "completed")
+            locked.finished_at = timezone.now()
+            locked.flagged = True
+            locked.flag_reason = "no admissible recourse in the pool"
+        locked.save()
+        return locked.generation
+
+
+def recourses_fail(*, participant_id: int, error: str) -> str:
+    """Give up on generation: the participant is told politely, the case is flagged."""
+    log.error("recourse generation failed for participant %s: %s", participant_id, error)
+    with transaction.atomic():
+        p = (
+            Participant.objects.select_for_update()
+            .select_related("study")
+            .filter(pk=participant_id)
+            .first()
+        )
+        if p is None:
+            return ""
+        if p.generation in (G.DONE, G.EMPTY) or p.state != S.WAITING:
+            return p.generation
+        p.generation = G.FAILED
+        p.generation_error = error[:2000]
+        p.generation_finished_at = timezone.now()
+        p.state = S.NO_RECOURSE
+        p.completion_code = recruitment.outcome_code(p.study, "completed")
+        p.finished_at = timezone.now()
+        p.flagged = True
+        p.flag_reason = "recourse generation failed (see generation error)"
+        p.save()
+        return p.generation
+
+

@@ -1,0 +1,47 @@
+"""Celery tasks: thin wrappers that call services (queued with transaction.on_commit).
+
+`generate_recourses` is acknowledged late (a worker that dies mid-task gets it re-delivered)
+and idempotent (the service stores recourses once), and retries transient database errors.
+"""
+
+from __future__ import annotations
+
+from celery import shared_task
+from celery.exceptions import SoftTimeLimitExceeded
+from django.db import InterfaceError, OperationalError
+
+from studyapp.generation import services
+
+
+@shared_task(
+    name="studyapp.tasks.generate_recourses",  # the name queued messages carry: kept stable
+    bind=True,
+    acks_late=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=1,
+    retry_backoff_max=30,
+    retry_jitter=True,
+    max_retries=5,
+)
+def generate_recourses(self, participant_id: int) -> str:
+    try:
+        return services.recourses_generate(participant_id=participant_id)
+    except (OperationalError, InterfaceError) as exc:
+        if self.request.retries >= self.max_retries:
+            return services.recourses_fail(
+                participant_id=participant_id, error=f"database unavailable: {exc}"
+            )
+        raise
+    except SoftTimeLimitExceeded:
+        return services.recourses_fail(
+            participant_id=participant_id, error="recourse search exceeded the task time limit"
+        )
+
+
+@shared_task(
+    name="studyapp.tasks.fit_balanced_methods", acks_late=True, time_limit=3600, soft_time_limit=3500)
+def fit_balanced_methods(study_id: int) -> dict[str, str]:
+    """Fit a live study's EBR/IBR models on its pool (may take minutes: own time limit)."""
+    from studyapp.generation import method_fitting
+
+    return method_fitting.fits_run(study_id=study_id)

@@ -1,0 +1,131 @@
+"""Between-participant conditions and quotas: who counts as filling a cell, which condition
+a newcomer gets, and whether a participant's cell is full.
+
+"Filling" = completed, plus in progress (screening .. evaluating) and created less than
+`study.assignment_timeout_minutes` ago; an abandoned session stops counting after the
+timeout, so it does not hold a place forever. Callers hold the Study row lock
+(`select_for_update`) around count and write, so concurrent arrivals are serialised.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Mapping
+from datetime import timedelta
+from typing import Any
+
+from django.db.models import Q, QuerySet
+from django.utils import timezone
+
+from studyapp.models import Condition, Participant, Quota, Study
+
+S = Participant.State
+
+IN_PROGRESS = (S.SCREENING, S.CONSENT, S.SCENARIO, S.PROFILE, S.WAITING, S.EVALUATING)
+
+
+def filling(study: Study, *, exclude_pk: int | None = None) -> QuerySet[Participant]:
+    """Participants that hold a place in the study's conditions and quotas."""
+    fresh = timezone.now() - timedelta(minutes=study.assignment_timeout_minutes)
+    qs = Participant.objects.filter(study=study).filter(
+        Q(state=S.COMPLETED) | Q(state__in=IN_PROGRESS, created_at__gte=fresh)
+    )
+    return qs.exclude(pk=exclude_pk) if exclude_pk is not None else qs
+
+
+def condition_counts(study: Study) -> Counter[str]:
+    return Counter(filling(study).values_list("condition", flat=True))
+
+
+def _answer_matches(answer: Any, wanted: str) -> bool:
+    """A quota's screening value against an answer (a code, or codes for a multi)."""
+    values = answer if isinstance(answer, list) else [answer]
+    return any(str(v) == wanted for v in values if v is not None)
+
+
+def _label_codes(study: Study, key: str, wanted: str) -> set[str]:
+    """A screening value may name the option's code ("2") or its label ("Male")."""
+    codes = {wanted}
+    for q in (study.schema or {}).get("screening", []):
+        if isinstance(q, Mapping) and q.get("key") == key:
+            for i, option in enumerate(q.get("options", []) or [], start=1):
+                if str(option) == wanted:
+                    codes.add(str(i))
+    return codes
+
+
+def quota_count(quota: Quota, *, exclude_pk: int | None = None) -> int:
+    """Participants filling the quota's cell (the one being checked excluded)."""
+    study = quota.study
+    qs = filling(study, exclude_pk=exclude_pk)
+    if quota.condition_id is not None:
+        qs = qs.filter(condition=quota.condition.name)
+    if not quota.screening_key:
+        return qs.count()
+    codes = _label_codes(study, quota.screening_key, quota.screening_value)
+    answers = qs.values_list("screening", flat=True)
+    return sum(
+        1
+        for a in answers
+        if isinstance(a, Mapping)
+        and any(_answer_matches(a.get(quota.screening_key), c) for c in codes)
+    )
+
+
+def quota_applies(quota: Quota, participant: Participant) -> bool:
+    """Whether the participant falls in the quota's cell (blank parts match everyone)."""
+    if quota.condition_id is not None and quota.condition.name != participant.condition:
+        return False
+    if quota.screening_key:
+        answer = (participant.screening or {}).get(quota.screening_key)
+        codes = _label_codes(quota.study, quota.screening_key, quota.screening_value)
+        return any(_answer_matches(answer, c) for c in codes)
+    return True
+
+
+def full_quota(participant: Participant, quotas: Iterable[Quota]) -> Quota | None:
+    """The first quota whose cell the participant is in and which is already full."""
+    for quota in quotas:
+        if quota_applies(quota, participant) and (
+            quota_count(quota, exclude_pk=participant.pk) >= quota.limit
+        ):
+            return quota
+    return None
+
+
+def _quotas(study: Study, **filters: Any) -> list[Quota]:
+    return list(Quota.objects.filter(study=study, **filters).select_related("study", "condition"))
+
+
+def screening_quotas(study: Study) -> list[Quota]:
+    return _quotas(study)
+
+
+def pick_condition(study: Study) -> tuple[str, bool]:
+    """The condition a newcomer gets and whether a condition-only quota leaves no room.
+
+    Least-filled first; ties go to the lowest `position`, then the name (Condition's
+    ordering) — deterministic, so a re-run of the same arrivals assigns the same way.
+    Conditions whose condition-only quota is full are skipped; when all are full the
+    newcomer gets the least-filled one and ends with QUOTA_FULL. A study without
+    conditions assigns "" (the study's design).
+    """
+    conditions = list(Condition.objects.filter(study=study).order_by("position", "name"))
+    arrival_quotas = _quotas(study, screening_key="")
+    if not conditions:
+        return "", _cell_full(study, "", arrival_quotas)
+    counts = condition_counts(study)
+    ranked = sorted(conditions, key=lambda c: (counts[c.name], c.position, c.name))
+    for condition in ranked:
+        if not _cell_full(study, condition.name, arrival_quotas):
+            return condition.name, False
+    return ranked[0].name, True
+
+
+def _cell_full(study: Study, condition: str, quotas: list[Quota]) -> bool:
+    for quota in quotas:
+        if quota.condition_id is not None and quota.condition.name != condition:
+            continue
+        if quota_count(quota) >= quota.limit:
+            return True
+    return False

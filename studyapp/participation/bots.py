@@ -1,0 +1,315 @@
+"""Bots that walk the participant pages over HTTP (oTree style), for dry runs and tests.
+
+A bot reads each page it is served (the hidden ``page`` field says which page it is), fills
+the form with seeded simulated answers and submits it, exactly as a browser would; on the
+waiting page it polls the status endpoint. It talks to Django's test client in-process, or
+to a running server over real HTTP (`HttpClient`, cookies and CSRF token handled).
+
+Answers: for the car-loan schema a bot *is* one profile of the engine's synthetic
+generator (so items, income, gender and age are correlated as in the pool); for other
+schemas items are drawn independently. The response model is deliberately simple: ratings
+fall with the recourse's sparsity plus noise, and each changed item is marked impossible
+with a small probability. It exists to exercise the flow and the analysis, not to predict
+people.
+"""
+
+from __future__ import annotations
+
+import html
+import http.cookiejar
+import json
+import re
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from django.test import Client
+
+from recourse_engine import FeatureSchema, carloan_schema, synth_pool
+from studyapp.generation import engine
+from studyapp.models import Study
+from studyapp.participation import attention, screening
+
+_PAGE = re.compile(r'name="page" value="([^"]*)"')
+_RECOURSE = re.compile(r'name="recourse" value="(\d+)"')
+_IMPOSSIBLE = re.compile(r'name="impossible_([A-Za-z0-9_]+)"')
+_CHANGED_ROWS = re.compile(r'<tr class="changed">')
+_HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
+_CODE = re.compile(
+    r'id="(completion|screenout|no-recourse|quota-full|failed-attention|withdrew)-code">([^<]+)<'
+)
+_OUTCOMES = {
+    "completion": "completed",
+    "screenout": "screened_out",
+    "no-recourse": "no_recourse",
+    "quota-full": "quota_full",
+    "failed-attention": "failed_attention",
+    "withdrew": "withdrew",
+}
+
+
+class BotError(RuntimeError):
+    """The flow did something a participant could not get past."""
+
+
+@dataclass
+class BotResult:
+    code: str = ""
+    outcome: str = ""
+    completion_code: str = ""
+    evaluations: int = 0
+    wait_seconds: float | None = None
+    pages: list[str] = field(default_factory=list)
+
+
+class HttpResponse:
+    """The slice of Django's test response that a bot reads."""
+
+    def __init__(self, status: int, body: bytes, headers: Any) -> None:
+        self.status_code = status
+        self.content = body
+        self.headers = headers
+
+    def __getitem__(self, name: str) -> str:
+        return self.headers[name]
+
+    def json(self) -> Any:
+        return json.loads(self.content)
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+        return None
+
+
+class HttpClient:
+    """A browser-like client for a running server: keeps cookies, sends the CSRF token."""
+
+    def __init__(self, base_url: str, timeout: float = 30.0) -> None:
+        self.base = base_url.rstrip("/")
+        self.timeout = timeout
+        self.jar = http.cookiejar.CookieJar()
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect()
+        )
+
+    def _open(self, url: str, data: bytes | None = None) -> HttpResponse:
+        full = url if url.startswith("http") else self.base + url
+        try:
+            with self.opener.open(full, data=data, timeout=self.timeout) as r:
+                return HttpResponse(r.status, r.read(), r.headers)
+        except urllib.error.HTTPError as err:  # 3xx/4xx/5xx arrive here without redirects
+            return HttpResponse(err.code, err.read(), err.headers)
+
+    def get(self, url: str) -> HttpResponse:
+        return self._open(url)
+
+    def post(self, url: str, data: dict[str, Any]) -> HttpResponse:
+        token = next((c.value for c in self.jar if c.name == "csrftoken"), "")
+        body = urllib.parse.urlencode({**data, "csrfmiddlewaretoken": token}, doseq=True)
+        return self._open(url, body.encode())
+
+
+def _band_for(q: dict[str, Any], income: float) -> int:
+    """The eligible income band whose JPY value is closest to a synthetic income."""
+    codes = q.get("eligible") or list(range(1, len(q["options"]) + 1))
+    values = {c: screening.income_band_to_jpy(q["options"][c - 1]) for c in codes}
+    return min(codes, key=lambda c: abs(values[c] - income))
+
+
+def _synthetic_person(schema: FeatureSchema, seed: int) -> dict[str, Any] | None:
+    """One profile of the engine's synthetic car-loan generator, or None for other schemas."""
+    if schema.keys != carloan_schema().keys:
+        return None
+    return synth_pool(schema, n=1, seed=seed).iloc[0].to_dict()
+
+
+def _eligible_answers(
+    qs: list[dict[str, Any]], rng: np.random.Generator, person: dict[str, Any] | None = None
+) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for q in qs:
+        if person is not None and q["key"] == "income" and q["type"] == "choice":
+            out["income"] = str(_band_for(q, float(person["income"])))
+            continue
+        if person is not None and q["key"] == "gender" and person.get("gender") in q["options"]:
+            out["gender"] = str(q["options"].index(person["gender"]) + 1)
+            continue
+        if person is not None and q["key"] == "age" and q["type"] == "integer":
+            lo, hi = int(q.get("min", 18)), int(q.get("max", 100))
+            out["age"] = str(int(np.clip(int(person["age"]), lo, hi)))
+            continue
+        if q["type"] == "integer":
+            lo, hi = int(q.get("min", 18)), int(q.get("max", 99))
+            out[q["key"]] = str(int(rng.integers(max(lo, 20), min(hi, 65) + 1)))
+        elif q["type"] == "choice":
+            codes = q.get("eligible") or list(range(1, len(q["options"]) + 1))
+            out[q["key"]] = str(int(rng.choice(codes)))
+        else:
+            codes = q.get("eligible_only") or [1]
+            out[q["key"]] = [str(int(rng.choice(codes)))]
+    return out
+
+
+def _ineligible_answers(qs: list[dict[str, Any]], rng: np.random.Generator) -> dict[str, Any]:
+    out = _eligible_answers(qs, rng, None)
+    for q in qs:
+        if q["type"] == "choice" and q.get("eligible"):
+            bad = [c for c in range(1, len(q["options"]) + 1) if c not in q["eligible"]]
+            if bad:
+                out[q["key"]] = str(int(rng.choice(bad)))
+                return out
+    raise BotError("this study's screening has no ineligible answer to give")
+
+
+def _profile_answers(
+    schema: FeatureSchema, rng: np.random.Generator, person: dict[str, Any] | None = None
+) -> dict[str, str]:
+    if person is not None:
+        return {k: str(int(person[k])) for k in schema.keys}
+    out = {}
+    for item in schema.items:
+        if item.is_numeric:
+            out[item.key] = f"{rng.uniform(item.low, item.high):.3f}"
+        else:
+            # lower codes are likelier, so most profiles have room to improve
+            n = item.n_options
+            p = np.linspace(2.0, 1.0, n)
+            out[item.key] = str(int(rng.choice(np.arange(1, n + 1), p=p / p.sum())))
+    return out
+
+
+def _rating(rng: np.random.Generator, sparsity: int) -> str:
+    return str(int(np.clip(round(5.5 - 0.35 * sparsity + rng.normal(0, 1.2)), 1, 7)))
+
+
+class Bot:
+    def __init__(
+        self,
+        study: Study,
+        *,
+        seed: int,
+        eligible: bool = True,
+        client: Client | HttpClient | None = None,
+        wait_timeout: float = 120.0,
+        poll_seconds: float = 0.1,
+        screening_overrides: dict[str, Any] | None = None,
+        query: str = "",
+        attention_error_rate: float = 0.0,
+    ) -> None:
+        self.study = study
+        self.rng = np.random.default_rng(seed)
+        self.overrides = dict(screening_overrides or {})
+        self.eligible = eligible
+        self.client = client or Client()
+        self.wait_timeout = wait_timeout
+        self.poll_seconds = poll_seconds
+        self.schema = engine.schema_of(study.schema)
+        self.questions = screening.questions(study.schema)
+        #: the link's query string (e.g. "?PROLIFIC_PID=..."), as a panel would send it
+        self.query = query
+        #: share of attention checks answered wrongly (0: a careful participant)
+        self.attention_error_rate = attention_error_rate
+        # a seed stream apart from the demo pool's (seed 0), so bots are not pool members
+        self.person = _synthetic_person(self.schema, 1_000_000_007 + seed)
+
+    def _get(self, url: str) -> str:
+        r = self.client.get(url)
+        if r.status_code != 200:
+            raise BotError(f"GET {url}: HTTP {r.status_code}")
+        return r.content.decode()
+
+    def _post(self, url: str, data: dict[str, Any]) -> None:
+        r = self.client.post(url, data)
+        if r.status_code != 302:
+            raise BotError(f"POST {url} ({data.get('page')}): HTTP {r.status_code}")
+
+    def _arrive(self) -> str:
+        """Open the study link (the welcome page) and press its start button."""
+        link = f"/s/{self.study.slug}/"
+        r = self.client.get(link + self.query)
+        if r.status_code != 200:
+            raise BotError(f"start link: HTTP {r.status_code}")
+        hidden = {
+            name: html.unescape(value)
+            for name, value in _HIDDEN.findall(r.content.decode())
+            if name != "csrfmiddlewaretoken"
+        }
+        r = self.client.post(link, hidden)
+        if r.status_code != 302:
+            raise BotError(f"start button: HTTP {r.status_code}")
+        return r["Location"]
+
+    def run(self) -> BotResult:
+        url = self._arrive()
+        result = BotResult(code=url.rstrip("/").rsplit("/", 1)[-1])
+        for _ in range(200):
+            body = self._get(url)
+            m = _PAGE.search(body)
+            if m is None:  # a page without a form: waiting or an end page
+                if 'id="progress"' in body:
+                    result.pages.append("waiting")
+                    result.wait_seconds = self._wait(url)
+                    continue
+                code = _CODE.search(body)
+                if code is None:
+                    raise BotError(f"{url}: a page with neither a form nor an end code")
+                result.outcome = _OUTCOMES[code.group(1)]
+                result.completion_code = html.unescape(code.group(2)).strip()
+                return result
+            page = html.unescape(m.group(1))
+            result.pages.append(page)
+            self._post(url, self._answers(page, body))
+            if page.startswith("evaluation-"):
+                result.evaluations += 1
+        raise BotError("the flow did not end after 200 pages")
+
+    def _answers(self, page: str, body: str) -> dict[str, Any]:
+        data: dict[str, Any] = {"page": page}
+        for check in attention.checks_for_page(self.study, page):
+            answer = check["answer"]
+            if self.rng.random() < self.attention_error_rate:
+                answer = answer % len(check["options"]) + 1  # another option
+            data[f"{attention.FIELD_PREFIX}{check['key']}"] = str(answer)
+        if page == "screening":
+            answers = (
+                _eligible_answers(self.questions, self.rng, self.person)
+                if self.eligible
+                else _ineligible_answers(self.questions, self.rng)
+            )
+            data.update(answers)
+            data.update(self.overrides)
+        elif page == "consent":
+            data["agree"] = "on"
+        elif page == "profile":
+            data.update(_profile_answers(self.schema, self.rng, self.person))
+        elif page.startswith("evaluation-"):
+            recourse = _RECOURSE.search(body)
+            if recourse is None:
+                raise BotError(f"{page}: no recourse field")
+            changed = sorted(set(_IMPOSSIBLE.findall(body)))
+            sparsity = len(_CHANGED_ROWS.findall(body))
+            data["recourse"] = recourse.group(1)
+            data["acceptance"] = _rating(self.rng, sparsity)
+            data["acceptance_why"] = "simulated answer"
+            data["action"] = _rating(self.rng, sparsity)
+            data["action_why"] = "simulated answer"
+            for key in changed:
+                data[f"impossible_{key}"] = "yes" if self.rng.random() < 0.05 else "no"
+        return data
+
+    def _wait(self, url: str) -> float:
+        status_url = url.rstrip("/") + "/status"
+        t0 = time.monotonic()
+        while time.monotonic() - t0 < self.wait_timeout:
+            r = self.client.get(status_url)
+            if r.status_code == 200 and r.json().get("ready"):
+                return time.monotonic() - t0
+            time.sleep(self.poll_seconds)
+        raise BotError(
+            f"recourses not ready after {self.wait_timeout:g}s: is a Celery worker running?"
+        )

@@ -1,0 +1,261 @@
+"""Forms of the participant pages, generated from the study's schema.
+
+Every page form carries a hidden ``page`` field naming the page it was rendered for, so a
+submission from a stale page (back button, second tab) is recognised and changes nothing.
+Radio groups render as fieldsets with a legend (Django's ``use_fieldset``), so screen
+readers announce the question with each option.
+
+Texts: the app's own words go through Django's translation machinery; the schema's
+labels and options are the schema's, in its language, unless the schema carries a
+``translations`` entry for the study's language (`localized_schema`).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from django import forms
+from django.utils.translation import gettext as _
+from django.utils.translation import gettext_lazy
+
+from recourse_engine import FeatureSchema
+from studyapp.models import Recourse
+from studyapp.participation.attention import FIELD_PREFIX
+
+log = logging.getLogger(__name__)
+
+SCALE_POINTS = 7
+WHY_MAX = 2000
+
+
+#: field errors are shown under the question; the summary at the top adds the question
+CHOICE_ERRORS = {
+    "required": gettext_lazy("Please answer this question."),
+    "invalid_choice": gettext_lazy("Please choose one of the listed options."),
+}
+
+
+def _relabel(entry: dict[str, Any], tr: Any, where: str) -> dict[str, Any]:
+    """An item or question with its translated label/options (same number of options)."""
+    if not isinstance(tr, Mapping):
+        return entry
+    out = dict(entry)
+    if isinstance(tr.get("label"), str) and tr["label"].strip():
+        out["label"] = tr["label"]
+    options = tr.get("options")
+    if isinstance(options, list) and "options" in entry:
+        if len(options) == len(entry["options"]) and all(isinstance(o, str) for o in options):
+            out["options"] = list(options)
+        else:
+            log.warning("%s: translated options do not match the schema's; kept as is", where)
+    return out
+
+
+def localized_schema(schema: Mapping[str, Any], language: str) -> dict[str, Any]:
+    """The schema dict with labels, options and evaluation texts in `language` when its
+    ``translations[language]`` has them ({"items": {key: {label, options}}, "screening":
+    {key: {label, options}}, "evaluation": {text key: text, "scale": [...]}}). Only what
+    participants read changes; keys, codes and the number of options never do."""
+    tr = (schema.get("translations") or {}).get(language) if language else None
+    if not isinstance(tr, Mapping):
+        return dict(schema)
+    out = dict(schema)
+    items_key = "profile_items" if "profile_items" in schema else "items"
+    items_tr = tr.get("items") or {}
+    out[items_key] = [
+        _relabel(it, items_tr.get(it.get("key")), f"item {it.get('key')!r}")
+        for it in schema.get(items_key, [])
+    ]
+    screening_tr = tr.get("screening") or {}
+    out["screening"] = [
+        _relabel(q, screening_tr.get(q.get("key")), f"screening {q.get('key')!r}")
+        if isinstance(q, Mapping)
+        else q
+        for q in schema.get("screening", [])
+    ]
+    evaluation = dict(schema.get("evaluation") or {})
+    for key, text in (tr.get("evaluation") or {}).items():
+        if key == "scale":
+            if isinstance(text, list) and len(text) == len(evaluation.get("scale", text)):
+                evaluation["scale"] = list(text)
+        elif isinstance(text, str) and text.strip():
+            evaluation[key] = text
+    out["evaluation"] = evaluation
+    return out
+
+
+class PageForm(forms.Form):
+    page = forms.CharField(widget=forms.HiddenInput, max_length=40)
+
+
+def attention_fields(checks: Sequence[Mapping[str, Any]]) -> dict[str, forms.Field]:
+    """One radio question per instructed-response check (named apart from schema items)."""
+    return {
+        f"{FIELD_PREFIX}{c['key']}": forms.TypedChoiceField(
+            label=c["prompt"],
+            choices=[(i, o) for i, o in enumerate(c["options"], start=1)],
+            coerce=int,
+            widget=forms.RadioSelect,
+            error_messages=CHOICE_ERRORS,
+        )
+        for c in checks
+    }
+
+
+def attention_answers(cleaned: Mapping[str, Any]) -> dict[str, int]:
+    return {k[len(FIELD_PREFIX) :]: v for k, v in cleaned.items() if k.startswith(FIELD_PREFIX)}
+
+
+def _with_checks(
+    fields: dict[str, forms.Field], checks: Sequence[Mapping[str, Any]], at: int
+) -> dict[str, forms.Field]:
+    """Insert the checks' questions at position `at` among the page's own questions."""
+    items = list(fields.items())
+    extra = list(attention_fields(checks).items())
+    return dict(items[:at] + extra + items[at:])
+
+
+def screening_form(
+    questions: Sequence[Mapping[str, Any]], data: Mapping[str, Any] | None = None
+) -> forms.Form:
+    fields: dict[str, forms.Field] = {}
+    for q in questions:
+        label = str(q.get("label", q["key"]))
+        choices = [(i, str(o)) for i, o in enumerate(q.get("options", []), start=1)]
+        if q["type"] == "integer":
+            lo, hi = q.get("min"), q.get("max")
+            between = _("Please enter a number from %(lo)s to %(hi)s.") % {"lo": lo, "hi": hi}
+            fields[q["key"]] = forms.IntegerField(
+                label=label,
+                min_value=lo,
+                max_value=hi,
+                error_messages={
+                    "required": _("Please answer this question."),
+                    "invalid": _("Please enter a whole number."),
+                    "min_value": between,
+                    "max_value": between,
+                },
+                widget=forms.NumberInput(attrs={"inputmode": "numeric"}),
+            )
+        elif q["type"] == "choice":
+            fields[q["key"]] = forms.TypedChoiceField(
+                label=label,
+                choices=choices,
+                coerce=int,
+                widget=forms.RadioSelect,
+                error_messages=CHOICE_ERRORS,
+            )
+        else:
+            fields[q["key"]] = forms.TypedMultipleChoiceField(
+                label=label,
+                choices=choices,
+                coerce=int,
+                widget=forms.CheckboxSelectMultiple,
+                error_messages={
+                    "required": _("Please select at least one option."),
+                    "invalid_choice": _("Please choose only listed options."),
+                },
+            )
+    form_class = type("ScreeningForm", (PageForm,), fields)
+    return form_class(data)
+
+
+class ConsentForm(PageForm):
+    agree = forms.BooleanField(
+        label=gettext_lazy("I have read the information above and agree to take part."),
+        error_messages={
+            "required": gettext_lazy("Please tick the box to agree, or close this page to leave.")
+        },
+    )
+
+
+class ContinueForm(PageForm):
+    """A page with nothing to answer (the scenario)."""
+
+
+def profile_form(
+    schema: FeatureSchema,
+    data: Mapping[str, Any] | None = None,
+    checks: Sequence[Mapping[str, Any]] = (),
+) -> forms.Form:
+    """A question per schema item; attention checks, if any, half-way down."""
+    fields: dict[str, forms.Field] = {}
+    for item in schema.items:
+        if item.is_numeric:
+            fields[item.key] = forms.FloatField(
+                label=item.label,
+                min_value=item.low,
+                max_value=item.high,
+                error_messages={"required": _("Please answer this question.")},
+            )
+        else:
+            fields[item.key] = forms.TypedChoiceField(
+                label=item.label,
+                choices=[(i, o) for i, o in enumerate(item.options, start=1)],
+                coerce=int,
+                widget=forms.RadioSelect,
+                error_messages=CHOICE_ERRORS,
+            )
+    fields = _with_checks(fields, checks, (len(fields) + 1) // 2)
+    form_class = type("ProfileForm", (PageForm,), fields)
+    return form_class(data)
+
+
+def evaluation_form(
+    *,
+    schema: FeatureSchema,
+    recourse: Recourse,
+    texts: Mapping[str, Any],
+    data: Mapping[str, Any] | None = None,
+    checks: Sequence[Mapping[str, Any]] = (),
+) -> forms.Form:
+    """Acceptance and why; 'impossible?' for each changed item only; action and why (an
+    attention check, if any, before the action question)."""
+    scale = list(texts.get("scale", [])) or [str(i) for i in range(1, SCALE_POINTS + 1)]
+    choices = [(i, f"{i}. {label}") for i, label in enumerate(scale, start=1)]
+    why = str(texts.get("why_question") or _("Why did you make the evaluation you did?"))
+    n = len(scale)
+
+    def rating(label: str) -> forms.TypedChoiceField:
+        return forms.TypedChoiceField(
+            label=label,
+            choices=choices,
+            coerce=int,
+            widget=forms.RadioSelect,
+            error_messages={
+                "required": _("Please choose a rating from 1 to %(n)s.") % {"n": n},
+                "invalid_choice": _("Ratings go from 1 to %(n)s; please choose one.") % {"n": n},
+            },
+        )
+
+    def reason(label: str) -> forms.CharField:
+        return forms.CharField(
+            label=label,
+            max_length=WHY_MAX,
+            widget=forms.Textarea(attrs={"rows": 3}),
+            error_messages={
+                "required": _("Please tell us briefly why."),
+                "max_length": _("Please keep your answer under %(n)s characters.") % {"n": WHY_MAX},
+            },
+        )
+
+    fields: dict[str, forms.Field] = {
+        "recourse": forms.IntegerField(widget=forms.HiddenInput),
+        "acceptance": rating(str(texts.get("acceptance_question") or _("Acceptance"))),
+        "acceptance_why": reason(why),
+    }
+    for key in recourse.changed:
+        label = _("Impossible for you: %(item)s?") % {"item": schema.item(key).label}
+        fields[f"impossible_{key}"] = forms.ChoiceField(
+            label=label,
+            choices=[("yes", _("Yes, impossible")), ("no", _("No, possible"))],
+            widget=forms.RadioSelect,
+            error_messages=CHOICE_ERRORS,
+        )
+    fields = _with_checks(fields, checks, len(fields))
+    fields["action"] = rating(str(texts.get("action_question") or _("Action")))
+    fields["action_why"] = reason(why)
+    form_class = type("EvaluationForm", (PageForm,), fields)
+    return form_class(data)

@@ -1,0 +1,103 @@
+"""Recruitment panels: the panel ids a study link carries, and each outcome's code and
+return link.
+
+A link from Prolific carries ``PROLIFIC_PID`` (+ ``STUDY_ID``, ``SESSION_ID``), one from
+MTurk ``workerId`` (+ ``assignmentId``, ``hitId``); a panel company's id comes in the
+parameter the study names in ``panel_param``. The first id present (the study's own
+parameter first) becomes the participant's ``recruitment_id``; the companions go to
+``panel``. Every value is checked, so a bad link gets a clear 400 and creates nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from urllib.parse import urlsplit
+
+from django.utils.translation import gettext as _
+
+from studyapp.models import Participant, Study
+
+#: parameters carrying a panel member's id, with the companions kept beside it
+PANEL_IDS: dict[str, tuple[str, ...]] = {
+    "PROLIFIC_PID": ("STUDY_ID", "SESSION_ID"),
+    "workerId": ("assignmentId", "hitId"),
+    "participant_label": (),
+    "pid": (),
+}
+_VALUE = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
+
+S = Participant.State
+
+#: a participant's end state -> the outcome whose code and return link they get
+STATE_OUTCOME: dict[str, str] = {
+    S.COMPLETED: "completed",
+    S.NO_RECOURSE: "completed",  # credited: they took part; no plan was their bad luck
+    S.SCREENED_OUT: "screened_out",
+    S.QUOTA_FULL: "quota_full",
+    S.FAILED_ATTENTION: "failed_attention",
+    S.WITHDRAWN: "withdrew",
+}
+
+
+class PanelError(ValueError):
+    """A panel parameter in the link that cannot be used; the message names it."""
+
+
+@dataclass
+class Arrival:
+    """What a study link says about who arrives; `params` are carried through the welcome
+    page's form (hidden fields) and checked again on its POST."""
+
+    recruitment_id: str = ""
+    panel: dict[str, str] = field(default_factory=dict)
+    params: dict[str, str] = field(default_factory=dict)
+
+
+def _checked(name: str, raw: str) -> str:
+    value = raw.strip()
+    if not _VALUE.match(value):
+        raise PanelError(
+            _("The %(name)s in this link is not valid (1-100 letters, digits, '_', '-', '.').")
+            % {"name": name}
+        )
+    return value
+
+
+def arrival_from(study: Study, params: Mapping[str, str]) -> Arrival:
+    """The panel id and companions in a link's (or the welcome form's) parameters."""
+    names = list(PANEL_IDS)
+    if study.panel_param and study.panel_param not in PANEL_IDS:
+        names.insert(0, study.panel_param)
+    for name in names:
+        if name not in params:
+            continue
+        recruitment_id = _checked(name, params[name])
+        panel: dict[str, str] = {}
+        for companion in PANEL_IDS.get(name, ()):
+            if companion in params and params[companion].strip():
+                panel[companion] = _checked(companion, params[companion])
+        return Arrival(recruitment_id, panel, {name: recruitment_id, **panel})
+    return Arrival()
+
+
+def outcome_of(participant: Participant) -> str:
+    return STATE_OUTCOME.get(participant.state, "")
+
+
+def outcome_code(study: Study, outcome: str) -> str:
+    return str((study.outcome_codes or {}).get(outcome, {}).get("code", ""))
+
+
+def outcome_link(study: Study, outcome: str, code: str) -> str:
+    """The outcome's return link with ``{code}`` filled in; "" when none is set or it is not
+    an http(s) address (a researcher's typo must not become a script link)."""
+    url = str((study.outcome_codes or {}).get(outcome, {}).get("redirect_url", "")).strip()
+    if not url:
+        return ""
+    url = url.replace("{code}", code)
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        return ""
+    return url

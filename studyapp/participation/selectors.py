@@ -1,0 +1,70 @@
+"""Reads: what pages, the admin, exports and bots need to know, without side effects."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db.models import Count, QuerySet
+
+from studyapp.models import Evaluation, Participant, Recourse, Study
+
+S = Participant.State
+
+
+def study_get_live(*, slug: str) -> Study | None:
+    return Study.objects.filter(slug=slug, state=Study.State.LIVE).first()
+
+
+def participant_get(*, code: str) -> Participant | None:
+    if not code or len(code) > 40:
+        return None
+    return Participant.objects.select_related("study").filter(code=code).first()
+
+
+def participant_current_recourse(*, participant: Participant) -> Recourse | None:
+    return (
+        Recourse.objects.filter(participant=participant, evaluation__isnull=True)
+        .order_by("position")
+        .first()
+    )
+
+
+def participant_page_key(*, participant: Participant) -> str:
+    """The page the participant is on: its state, with the plan number while evaluating."""
+    if participant.state == S.EVALUATING:
+        current = participant_current_recourse(participant=participant)
+        if current is not None:
+            return f"evaluation-{current.position}"
+    return participant.state
+
+
+def participant_progress(*, participant: Participant) -> dict[str, Any]:
+    """Status of recourse generation for the waiting page's progress indicator."""
+    steps = ["queued", "running", "done"]
+    gen = participant.generation
+    ready = participant.state != S.WAITING
+    step = 3 if ready else (steps.index(gen) + 1 if gen in steps else 1)
+    return {
+        "state": participant.state,
+        "generation": gen,
+        "ready": ready,
+        "step": step,
+        "steps": len(steps),
+    }
+
+
+def study_participants(*, study: Study) -> QuerySet[Participant]:
+    return (
+        Participant.objects.filter(study=study)
+        .select_related("profile")
+        .annotate(n_evaluations=Count("evaluations"))
+        .order_by("pk")
+    )
+
+
+def study_evaluations(*, study: Study) -> QuerySet[Evaluation]:
+    return (
+        Evaluation.objects.filter(participant__study=study)
+        .select_related("recourse", "participant", "participant__profile")
+        .order_by("participant_id", "recourse__position")
+    )

@@ -1,0 +1,346 @@
+"""Participant writes: every step of the participant flow goes through one of these functions.
+
+HackSoft style: keyword-only, typed, named `<entity>_<action>`. Transitions lock the
+participant row and check the state they expect, so a double submit, a stale page (the
+back button) or a re-delivered task changes nothing.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping, Sequence
+from functools import partial
+from typing import Any
+
+import numpy as np
+from django.db import IntegrityError, transaction
+from django.db.models import F
+from django.utils import timezone
+from django.utils.translation import gettext as _
+
+from recourse_engine import (
+    rejects_factual,
+)
+from studyapp.generation import engine
+from studyapp.models import (
+    Evaluation,
+    PageVisit,
+    Participant,
+    Profile,
+    Recourse,
+    Study,
+)
+from studyapp.participation import assignment, attention, recruitment, screening
+from studyapp.participation.withdrawal import participant_delete as participant_delete
+
+log = logging.getLogger(__name__)
+
+S = Participant.State
+G = Participant.Generation
+
+
+class FlowError(Exception):
+    """A participant request that cannot be applied; the message is shown to them."""
+
+
+class StaleSubmission(FlowError):
+    """A page that was already answered (back button, double click, second tab)."""
+
+
+class RejectedSubmission(FlowError):
+    """A submission that does not belong to this participant's current page (tampered)."""
+
+
+def _end(p: Participant, state: str) -> None:
+    """Finish a (locked) participant with an end state and its outcome's code."""
+    p.state = state
+    p.completion_code = recruitment.outcome_code(p.study, recruitment.STATE_OUTCOME[state])
+    p.finished_at = timezone.now()
+
+
+def participant_start(
+    *,
+    study: Study,
+    recruitment_id: str = "",
+    panel: Mapping[str, str] | None = None,
+    condition: str = "",
+) -> Participant:
+    """A participant arrives (the welcome page's POST): resume their session when the panel
+    id is known, else create one in the least-filled condition (`assignment`).
+
+    The Study row lock serialises concurrent arrivals, so counting and creating cannot
+    interleave; a concurrent double start with one panel id that still collides on the
+    unique (study, recruitment_id) resumes the row that won.
+    """
+    with transaction.atomic():
+        locked = Study.objects.select_for_update().get(pk=study.pk)
+        if locked.state != Study.State.LIVE:
+            raise FlowError(_("This study is not open at the moment."))
+        if recruitment_id:
+            existing = Participant.objects.filter(
+                study=locked, recruitment_id=recruitment_id
+            ).first()
+            if existing is not None:
+                return existing
+        full = False
+        if not condition:
+            condition, full = assignment.pick_condition(locked)
+        try:
+            with transaction.atomic():
+                p = Participant.objects.create(
+                    study=locked,
+                    recruitment_id=recruitment_id,
+                    panel=dict(panel or {}),
+                    condition=condition,
+                )
+        except IntegrityError:
+            existing = Participant.objects.filter(
+                study=locked, recruitment_id=recruitment_id
+            ).first()
+            if not recruitment_id or existing is None:
+                raise
+            return existing
+        if full:
+            _end(p, S.QUOTA_FULL)
+            p.save()
+    return p
+
+
+def _locked(participant: Participant, expected: str, page: str) -> Participant:
+    """Re-read the participant under a row lock and check it is still on `expected`."""
+    p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+    if p.state != expected:
+        raise StaleSubmission(
+            _(
+                "The %(page)s page was already submitted; your stored answers are kept. "
+                "Please continue below."
+            )
+            % {"page": page}
+        )
+    return p
+
+
+def _close_visit(p: Participant, page: str) -> PageVisit | None:
+    now = timezone.now()
+    PageVisit.objects.filter(participant=p, page=page, exited_at__isnull=True).update(exited_at=now)
+    return PageVisit.objects.filter(participant=p, page=page).first()
+
+
+def page_visit_enter(*, participant: Participant, page: str) -> None:
+    """Record the first entry to a page; reloads count as views, not new entries."""
+    updated = PageVisit.objects.filter(participant=participant, page=page).update(
+        views=F("views") + 1
+    )
+    if not updated:
+        try:
+            with transaction.atomic():
+                PageVisit.objects.create(
+                    participant=participant, page=page, entered_at=timezone.now()
+                )
+        except IntegrityError:  # a second tab got there first
+            pass
+
+
+def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) -> Participant:
+    """Store the answers; ineligible -> screened out; in a full quota cell -> quota full.
+
+    With quotas, the Study row is locked first (the same order as arrivals), so two
+    participants cannot both take the last place of a cell.
+    """
+    qs = screening.questions(participant.study.schema)
+    with transaction.atomic():
+        quotas = assignment.screening_quotas(participant.study)
+        if quotas:
+            Study.objects.select_for_update().filter(pk=participant.study_id).first()
+        p = _locked(participant, S.SCREENING, "screening")
+        p.screening = dict(answers)
+        for key, value in screening.group_attributes(qs, answers).items():
+            setattr(p, key, value)
+        if not screening.is_eligible(qs, answers):
+            _end(p, S.SCREENED_OUT)
+        elif quotas and assignment.full_quota(p, quotas) is not None:
+            _end(p, S.QUOTA_FULL)
+        else:
+            p.state = S.CONSENT
+        p.save()
+        _close_visit(p, "screening")
+    return p
+
+
+def consent_give(*, participant: Participant) -> Participant:
+    with transaction.atomic():
+        p = _locked(participant, S.CONSENT, "consent")
+        p.consent_version = p.study.consent_version
+        p.consented_at = timezone.now()
+        p.state = S.SCENARIO
+        p.save()
+        _close_visit(p, "consent")
+    return p
+
+
+def scenario_continue(*, participant: Participant) -> Participant:
+    with transaction.atomic():
+        p = _locked(participant, S.SCENARIO, "scenario")
+        p.state = S.PROFILE
+        p.save()
+        _close_visit(p, "scenario")
+    return p
+
+
+def _selection_seed(study: Study, participant_id: int) -> int:
+    return (int(study.seed) * 1_000_003 + int(participant_id)) % (2**62)
+
+
+def _attention_answers(
+    study: Study, page: str, answers: Mapping[str, Any] | None
+) -> tuple[list[dict[str, Any]], dict[str, int]]:
+    """The page's checks and their answers as codes; a missing or unlisted answer is refused
+    before anything is stored."""
+    checks = attention.checks_for_page(study, page)
+    given = dict(answers or {})
+    out: dict[str, int] = {}
+    for check in checks:
+        value = given.get(check["key"])
+        try:
+            code = int(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            code = 0
+        if not 1 <= code <= len(check["options"]):
+            raise RejectedSubmission(
+                _("Please answer the question: %(prompt)s") % {"prompt": check["prompt"]}
+            )
+        out[check["key"]] = code
+    return checks, out
+
+
+def profile_submit(
+    *,
+    participant: Participant,
+    values: Mapping[str, int | float],
+    attention_answers: Mapping[str, Any] | None = None,
+) -> Participant:
+    """Store the profile, record the model's decision and queue recourse generation (or end
+    with the failed-attention outcome when the study's END rule applies)."""
+    from studyapp.generation.tasks import generate_recourses
+
+    schema = engine.schema_of(participant.study.schema)
+    missing = [it.label for it in schema.items if it.key not in values]
+    if missing:
+        raise RejectedSubmission(
+            _("Please answer every item; missing: %(items)s.") % {"items": ", ".join(missing)}
+        )
+    codes = np.array([float(values[k]) for k in schema.keys])
+    bad = [it.label for it, v in zip(schema.items, codes, strict=True) if not it.valid([v])[0]]
+    if bad:
+        raise RejectedSubmission(
+            _("Not one of the listed options: %(items)s.") % {"items": ", ".join(bad)}
+        )
+    checks, answers = _attention_answers(participant.study, "profile", attention_answers)
+    with transaction.atomic():
+        p = _locked(participant, S.PROFILE, "profile")
+        model = engine.study_model(p.study)
+        rejected = rejects_factual(model, codes, p.income_jpy)
+        Profile.objects.create(
+            participant=p,
+            values={k: values[k] for k in schema.keys},
+            decision="rejected" if rejected else "approved",
+        )
+        _close_visit(p, "profile")
+        if attention.record(p, checks, answers):
+            _end(p, S.FAILED_ATTENTION)
+            p.save()
+            return p
+        p.state = S.WAITING
+        p.generation = G.QUEUED
+        p.generation_queued_at = timezone.now()
+        p.selection_seed = _selection_seed(p.study, p.pk)
+        if not rejected:
+            p.flagged = True
+            p.flag_reason = "; ".join(
+                r
+                for r in (
+                    p.flag_reason,
+                    "the decision model approved the profile; recourses shown anyway",
+                )
+                if r
+            )[:300]
+        p.save()
+        transaction.on_commit(partial(generate_recourses.delay, p.pk))
+    return p
+
+
+
+def evaluation_submit(
+    *,
+    participant: Participant,
+    recourse_id: int,
+    acceptance: int,
+    acceptance_why: str,
+    impossible: Sequence[str],
+    action: int,
+    action_why: str,
+    attention_answers: Mapping[str, Any] | None = None,
+) -> Evaluation:
+    """Store one evaluation of the participant's current recourse; the last one completes.
+
+    An attention check on this plan's page is recorded with it; when the study's END rule
+    applies, the evaluation is kept and the participant ends with failed attention.
+    """
+    for name, value in (("acceptance", acceptance), ("action", action)):
+        if not isinstance(value, int) or not 1 <= value <= 7:
+            raise RejectedSubmission(
+                _("%(name)s must be a whole number from 1 to 7.") % {"name": name}
+            )
+    with transaction.atomic():
+        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        recourse = Recourse.objects.filter(pk=recourse_id, participant_id=p.pk).first()
+        if recourse is None:
+            raise RejectedSubmission(
+                _("This answer does not belong to any of your plans; nothing was stored.")
+            )
+        if Evaluation.objects.filter(recourse=recourse).exists():
+            raise StaleSubmission(
+                _(
+                    "Your answers to plan %(position)s were already saved and are kept. "
+                    "Please continue below."
+                )
+                % {"position": recourse.position}
+            )
+        if p.state != S.EVALUATING:
+            raise StaleSubmission(_("This study is already finished; your answers are kept."))
+        current = (
+            Recourse.objects.filter(participant_id=p.pk, evaluation__isnull=True)
+            .order_by("position")
+            .first()
+        )
+        if current is None or current.pk != recourse.pk:
+            raise RejectedSubmission(
+                _("Plans are answered in order; this one is not next. Nothing was stored.")
+            )
+        unknown = sorted(set(impossible) - set(recourse.changed))
+        if unknown:
+            raise RejectedSubmission(
+                _("Only changed items can be marked impossible, not: %(items)s.")
+                % {"items": ", ".join(unknown)}
+            )
+        page = f"evaluation-{recourse.position}"
+        checks, answers = _attention_answers(p.study, page, attention_answers)
+        visit = _close_visit(p, page)
+        seconds = (visit.exited_at - visit.entered_at).total_seconds() if visit else 0.0
+        evaluation = Evaluation.objects.create(
+            recourse=recourse,
+            participant=p,
+            acceptance=acceptance,
+            acceptance_why=acceptance_why,
+            impossible=sorted(impossible, key=recourse.changed.index),
+            action=action,
+            action_why=action_why,
+            seconds_on_page=max(0.0, seconds),
+        )
+        ends = attention.record(p, checks, answers)
+        if ends:
+            _end(p, S.FAILED_ATTENTION)
+        elif not Recourse.objects.filter(participant_id=p.pk, evaluation__isnull=True).exists():
+            _end(p, S.COMPLETED)
+        p.save()
+    return evaluation

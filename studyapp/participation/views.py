@@ -1,0 +1,165 @@
+"""Thin views: find the participant, validate the form, call the page's service, redirect.
+
+Participant pages render in the study's language (`translation.override(study.language)`),
+whatever the browser asks for: the study decides, as in the reference study.
+"""
+
+from __future__ import annotations
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import translation
+from django.utils.translation import gettext as _
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_http_methods
+
+from studyapp.models import Participant, Study
+from studyapp.participation import recruitment, selectors
+from studyapp.participation import services as flow_services
+from studyapp.participation import withdrawal
+from studyapp.participation.pages import is_known_key, page_for, page_rank
+
+
+def _problem(request: HttpRequest, message: str, status: int) -> HttpResponse:
+    return render(request, "studyapp/problem.html", {"message": message}, status=status)
+
+
+@require_GET
+def index(request: HttpRequest) -> HttpResponse:
+    studies = Study.objects.filter(state=Study.State.LIVE).order_by("title")
+    return render(request, "studyapp/index.html", {"studies": studies})
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def start(request: HttpRequest, slug: str) -> HttpResponse:
+    """GET: the welcome page, which creates nothing (chat apps fetch links for previews);
+    POST (its start button): create or resume the participant and go to their page."""
+    study = selectors.study_get_live(slug=slug)
+    if study is None:
+        return _problem(request, _("This study link is not open. Please check the link."), 404)
+    with translation.override(study.language):
+        params = request.POST if request.method == "POST" else request.GET
+        try:
+            arrival = recruitment.arrival_from(study, params)
+        except recruitment.PanelError as exc:
+            return _problem(request, str(exc), 400)
+        if request.method == "GET":
+            context = {"study": study, "params": sorted(arrival.params.items())}
+            return render(request, "studyapp/welcome.html", context)
+        try:
+            participant = flow_services.participant_start(
+                study=study, recruitment_id=arrival.recruitment_id, panel=arrival.panel
+            )
+        except flow_services.FlowError as exc:
+            return _problem(request, str(exc), 404)
+    return redirect("participant", code=participant.code)
+
+
+def _participant_or_404(request: HttpRequest, code: str) -> Participant | HttpResponse:
+    participant = selectors.participant_get(code=code)
+    if participant is None:
+        return _problem(
+            request,
+            _("This participant link is not valid. Please use the link you were given."),
+            404,
+        )
+    return participant
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def participant_page(request: HttpRequest, code: str) -> HttpResponse:
+    participant = _participant_or_404(request, code)
+    if isinstance(participant, HttpResponse):
+        return participant
+    with translation.override(participant.study.language):
+        return _participant_page(request, participant)
+
+
+def _participant_page(request: HttpRequest, participant: Participant) -> HttpResponse:
+    code = participant.code
+    page = page_for(participant)
+    if request.method == "POST":
+        submitted = request.POST.get("page", "")
+        if submitted != page.key:
+            if is_known_key(submitted) and page_rank(submitted) < page_rank(page.key):
+                messages.warning(
+                    request,
+                    _(
+                        "That page was already submitted; your stored answers are kept. "
+                        "Please continue here."
+                    ),
+                )
+            elif is_known_key(submitted):
+                messages.warning(request, _("That page is not open yet; nothing was stored."))
+            else:
+                messages.error(
+                    request, _("The form was altered and could not be used; nothing was stored.")
+                )
+            return redirect("participant", code=code)
+        form = page.form(request.POST)
+        if form is None:
+            messages.warning(request, _("There is nothing to submit on this page."))
+            return redirect("participant", code=code)
+        if not form.is_valid():
+            context = {"page": page, "form": form, "participant": participant, **page.context()}
+            return render(request, page.template, context, status=400)
+        try:
+            page.submit(form)
+        except flow_services.StaleSubmission as exc:
+            messages.warning(request, str(exc))
+        except flow_services.FlowError as exc:
+            messages.error(request, str(exc))
+        return redirect("participant", code=code)
+    if page.records_visit:
+        flow_services.page_visit_enter(participant=participant, page=page.key)
+    context = {
+        "page": page,
+        "form": page.initial_form(),
+        "participant": participant,
+        **page.context(),
+    }
+    return render(request, page.template, context)
+
+
+@never_cache
+@require_http_methods(["GET", "POST"])
+def participant_withdraw(request: HttpRequest, code: str) -> HttpResponse:
+    """GET: are you sure? (changes nothing); POST: withdraw, then the withdrew end page.
+
+    Possible until the study ends for them; a second click lands on the same end page.
+    """
+    participant = _participant_or_404(request, code)
+    if isinstance(participant, HttpResponse):
+        return participant
+    with translation.override(participant.study.language):
+        page = page_for(participant)
+        if participant.state == Participant.State.WITHDRAWN:
+            return redirect("participant", code=code)
+        if page.is_end:
+            messages.warning(
+                request,
+                _(
+                    "You have already finished this study. To have your answers deleted, "
+                    "please contact the research team and give them your code."
+                ),
+            )
+            return redirect("participant", code=code)
+        if request.method == "GET":
+            return render(request, "studyapp/withdraw.html", {"participant": participant})
+        withdrawal.participant_withdraw(participant=participant, page=page.key)
+    return redirect("participant", code=code)
+
+
+@never_cache
+@require_GET
+def participant_status(request: HttpRequest, code: str) -> JsonResponse:
+    participant = selectors.participant_get(code=code)
+    if participant is None:
+        return JsonResponse({"error": "unknown participant link"}, status=404)
+    progress = selectors.participant_progress(participant=participant)
+    progress["next"] = reverse("participant", kwargs={"code": code})
+    return JsonResponse(progress)

@@ -1,0 +1,84 @@
+"""Withdrawal by the participant and deletion on a researcher's request.
+
+Both run in one transaction under the participant's row lock, so a withdrawal racing a
+page submission or a recourse task either happens entirely before or entirely after it.
+What stays is the `Withdrawal` log (who, when, at which page) — never the answers.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import transaction
+from django.utils import timezone
+
+from studyapp.models import PageVisit, Participant, Profile, Recourse, Withdrawal
+from studyapp.participation import selectors
+
+S = Participant.State
+
+#: participant fields that hold answers or panel data; cleared on withdrawal
+_CLEARED: dict[str, Any] = {
+    "screening": dict,
+    "age": None,
+    "gender": "",
+    "income_band": "",
+    "income_jpy": None,
+    "attention": dict,
+    "attention_failures": 0,
+    "panel": dict,
+}
+
+
+def _erase_answers(p: Participant) -> None:
+    """Delete everything the participant answered (evaluations go with their recourses)."""
+    Recourse.objects.filter(participant=p).delete()  # cascades to evaluations
+    Profile.objects.filter(participant=p).delete()
+    PageVisit.objects.filter(participant=p).delete()
+    for name, empty in _CLEARED.items():
+        setattr(p, name, empty() if callable(empty) else empty)
+
+
+def participant_withdraw(*, participant: Participant, page: str = "") -> Withdrawal:
+    """The participant withdrew: erase their answers, keep a bare WITHDRAWN row with the
+    study's `withdrew` code (their end page and panel redirect), log it. Idempotent: a
+    second call returns the first call's log entry and changes nothing.
+
+    The panel id (`recruitment_id`) is kept so that the same panel member arriving again
+    resumes the withdrawn row instead of starting the study anew.
+    """
+    with transaction.atomic():
+        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        if p.state == S.WITHDRAWN:
+            previous = Withdrawal.objects.filter(
+                study=p.study, participant_number=p.pk, by=Withdrawal.By.PARTICIPANT
+            ).first()
+            if previous is not None:
+                return previous
+        page = page or selectors.participant_page_key(participant=p)
+        _erase_answers(p)
+        p.state = S.WITHDRAWN
+        p.completion_code = p.study.outcome_codes.get("withdrew", {}).get("code", "")
+        p.finished_at = timezone.now()
+        p.save()
+        return Withdrawal.objects.create(
+            study=p.study, participant_number=p.pk, by=Withdrawal.By.PARTICIPANT, page=page[:40]
+        )
+
+
+def participant_delete(*, participant: Participant, by_user: Any) -> Withdrawal:
+    """A researcher deletes a participant on request: the row and all of it goes; the log
+    (by=researcher, by_user, the page they were on) stays."""
+    with transaction.atomic():
+        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        page = "" if p.state == S.WITHDRAWN else selectors.participant_page_key(participant=p)
+        log = Withdrawal.objects.create(
+            study=p.study,
+            participant_number=p.pk,
+            by=Withdrawal.By.RESEARCHER,
+            by_user=by_user if getattr(by_user, "pk", None) is not None else None,
+            page=page[:40],
+        )
+        _erase_answers(p)
+        p.delete()
+        return log
