@@ -3,28 +3,21 @@
 Grammar: comma-separated parts `strategy[@distance[weights]]:k`, e.g.
 `sparsest:1,proximate:1,random:3`, `lowest_cost@l2:2`, `diverse@proximity:3`,
 `lowest_cost@weighted[1,0.5,0,0]:1`. Parts are applied in order; each part's
-picks are distinct from all earlier picks.
+picks are distinct from all earlier picks. Which names a part may use, and which of them
+take a distance, is read from the one strategy table (`recourse_engine.strategies`), so a
+design is checked against exactly what the selection can run.
 """
 
 from __future__ import annotations
 
-import importlib
 import re
 from dataclasses import dataclass
 
 from .distances import Distance, get_distance
+from .strategies import STRATEGIES, design_strategies, get_strategy
 
 MAX_PER_PART = 50
 MAX_TOTAL = 100
-
-#: strategies whose distance is part of their definition
-FIXED_DISTANCE = {"sparsest": "sparsity", "proximate": "proximity"}
-#: strategies that rank by a distance the design may name (default: proximity)
-RANKED = {"lowest_cost", "diverse"}
-#: strategies that use no distance
-UNRANKED = {"random"}
-#: strategies added by other modules (e.g. balanced recourse), see selection.register_strategy
-EXTRA_STRATEGIES: set[str] = set()
 
 _PART = re.compile(
     r"^(?P<name>[a-z][a-z0-9_]*)"
@@ -46,7 +39,7 @@ class DesignPart:
     @property
     def label(self) -> str:
         """The strategy as recorded on each recourse (e.g. `sparsest`, `lowest_cost@l2`)."""
-        if self.strategy in RANKED and self.distance is not None:
+        if get_strategy(self.strategy).ranked and self.distance is not None:
             return f"{self.strategy}@{self.distance.label}"
         return self.strategy
 
@@ -64,18 +57,6 @@ class Design:
 
     def __str__(self) -> str:
         return ",".join(str(p) for p in self.parts)
-
-
-#: modules that register further strategies (balanced recourse); imported only when a design
-#: names a strategy not yet known, so plain designs never pay for their imports
-PLUGIN_MODULES = ("recourse_engine.methods",)
-
-
-def known_strategies(load_plugins: bool = False) -> list[str]:
-    if load_plugins:
-        for name in PLUGIN_MODULES:
-            importlib.import_module(name)
-    return sorted({*FIXED_DISTANCE, *RANKED, *UNRANKED, *EXTRA_STRATEGIES})
 
 
 def _split_top_level(text: str) -> list[str]:
@@ -102,9 +83,15 @@ def _parse_part(raw: str) -> DesignPart:
     if not m:
         raise DesignError(f"part {text!r}: expected strategy:k, e.g. sparsest:1 or random:3")
     name, dist, params, k_text = m["name"], m["dist"], m["params"], m["k"]
-    if name not in known_strategies() and name not in known_strategies(load_plugins=True):
+    strategy = STRATEGIES.get(name)
+    if strategy is None:
         raise DesignError(
-            f"part {text!r}: unknown strategy {name!r}; known: {', '.join(known_strategies())}"
+            f"part {text!r}: unknown strategy {name!r}; known: {', '.join(design_strategies())}"
+        )
+    if not strategy.in_design:
+        raise DesignError(
+            f"part {text!r}: {name!r} is a recourse method, which a study design cannot use "
+            f"yet; design strategies: {', '.join(design_strategies())}"
         )
     if not k_text.isdigit() or int(k_text) < 1:
         raise DesignError(f"part {text!r}: k must be a positive integer, got {k_text!r}")
@@ -113,9 +100,10 @@ def _parse_part(raw: str) -> DesignPart:
         raise DesignError(f"part {text!r}: k = {k} is more than {MAX_PER_PART}")
     distance: Distance | None = None
     if dist is not None:
-        if name not in RANKED:
+        if not strategy.ranked:
+            ranked = sorted(s.name for s in STRATEGIES.values() if s.ranked)
             raise DesignError(
-                f"part {text!r}: {name!r} takes no @distance (only {', '.join(sorted(RANKED))} do)"
+                f"part {text!r}: {name!r} takes no @distance (only {', '.join(ranked)} do)"
             )
         try:
             values = tuple(float(v) for v in params.split(",")) if params else ()
@@ -125,10 +113,8 @@ def _parse_part(raw: str) -> DesignPart:
             distance = get_distance(dist, values)
         except ValueError as exc:
             raise DesignError(f"part {text!r}: {exc}") from None
-    elif name in RANKED:
-        distance = get_distance("proximity")
-    elif name in FIXED_DISTANCE:
-        distance = get_distance(FIXED_DISTANCE[name])
+    elif strategy.distance is not None:
+        distance = get_distance(strategy.distance)
     return DesignPart(strategy=name, k=k, distance=distance)
 
 

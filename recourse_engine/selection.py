@@ -3,7 +3,8 @@
 A pool profile x' is *admissible* for x when the decision model approves it
 (for the income rule: income(x') >= 4/3 income(x)), every item constraint holds,
 and x' differs from x in at least one item. A design's parts then pick from the
-admissible set in order:
+admissible set in order, each with its strategy's pick function from the table in
+`recourse_engine.strategies` (these in `recourse_engine.picks`):
 
 * `sparsest` / `proximate` / `lowest_cost@d`: the k lowest costs under the
   distance; ties broken uniformly at random with the seed.
@@ -27,22 +28,21 @@ gathered only for strategies ranking by another distance.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
 import numpy as np
 
-from . import design as design_mod
 from .constraints import column_allows
 from .decision import DecisionModel, IncomeRule
-from .design import Design, DesignPart, parse_design
-from .distances import CHANGE_TOL, RANK_DECIMALS, item_costs
+from .design import Design, DesignError, DesignPart, parse_design
+from .distances import CHANGE_TOL, item_costs
+from .picks import PickRequest
 from .pool import Pool, profile_codes
 from .schema import FeatureSchema
-
-DIVERSE_SHORTLIST = 20  # low-cost candidates per requested diverse pick
+from .strategies import get_strategy
 
 
 @dataclass
@@ -111,22 +111,6 @@ class Candidates:
         if name == "proximity":
             return self.proximity
         return part.distance(self.schema, self.x, self.codes, mad=self.pool.mad())
-
-
-StrategyFn = Callable[
-    [Candidates, DesignPart, np.random.Generator, np.ndarray, list[int]], list[int]
-]
-_STRATEGIES: dict[str, StrategyFn] = {}
-
-
-def register_strategy(name: str, fn: StrategyFn) -> None:
-    """Let other modules (e.g. balanced recourse) add a strategy a design may name.
-
-    `fn(candidates, part, rng, available, picked)` returns up to part.k positions into the
-    candidate arrays, all with `available[pos]` True; the caller enforces distinctness.
-    """
-    _STRATEGIES[name] = fn
-    design_mod.EXTRA_STRATEGIES.add(name)
 
 
 class PoolIndex:
@@ -227,94 +211,6 @@ class PoolIndex:
         return _apply_design(cand, design, rng)
 
 
-def pick_lowest(
-    cand: Candidates, cost: np.ndarray, available: np.ndarray, k: int, rng: np.random.Generator
-) -> list[int]:
-    """Up to k distinct profiles of lowest cost among the available candidates; ties broken
-    uniformly at random. Costs are rounded so that equal sums of fractions tie exactly.
-    Strategies added by other modules rank with it too."""
-    cost = np.round(cost, RANK_DECIMALS)
-    avail = available.copy()
-    out: list[int] = []
-    while len(out) < k and avail.any():
-        best = cost[avail].min()
-        choice = int(rng.choice(np.flatnonzero(avail & (cost == best))))
-        out.append(choice)
-        avail &= ~cand.same_profile(choice)
-    return out
-
-
-def _lowest(
-    cand: Candidates,
-    part: DesignPart,
-    rng: np.random.Generator,
-    available: np.ndarray,
-    picked: list[int],
-) -> list[int]:
-    return pick_lowest(cand, cand.distance(part), available, part.k, rng)
-
-
-def _random(
-    cand: Candidates,
-    part: DesignPart,
-    rng: np.random.Generator,
-    available: np.ndarray,
-    picked: list[int],
-) -> list[int]:
-    # equal costs: every available candidate ties, so each pick is uniform among them
-    return pick_lowest(cand, np.zeros(len(cand)), available, part.k, rng)
-
-
-def _diverse(
-    cand: Candidates,
-    part: DesignPart,
-    rng: np.random.Generator,
-    available: np.ndarray,
-    picked: list[int],
-) -> list[int]:
-    assert part.distance is not None
-    cost = np.round(cand.distance(part), RANK_DECIMALS)
-    pos = np.flatnonzero(available)
-    if pos.size == 0:
-        return []
-    # shortlist the cheapest candidates, ties in random order
-    tiebreak = rng.random(pos.size)
-    order = np.lexsort((tiebreak, cost[pos]))
-    short = pos[order[: max(DIVERSE_SHORTLIST * part.k, part.k)]]
-    dist = part.distance
-    chosen_codes = [cand.codes[p] for p in picked]
-    out: list[int] = []
-    alive = np.ones(short.size, dtype=bool)
-    while len(out) < part.k and alive.any():
-        if not chosen_codes:
-            idx = int(np.flatnonzero(alive)[0])  # the cheapest (shortlist is cost-sorted)
-        else:
-            mins = np.full(short.size, np.inf)
-            for c in chosen_codes:
-                mins = np.minimum(
-                    mins, dist(cand.schema, c, cand.codes[short], mad=cand.pool.mad())
-                )
-            mins = np.round(mins, RANK_DECIMALS)
-            mins[~alive] = -np.inf
-            idx = int(np.flatnonzero(mins == mins.max())[0])  # ties: cheapest first
-        choice = int(short[idx])
-        out.append(choice)
-        chosen_codes.append(cand.codes[choice])
-        alive &= cand.keys[short] != cand.keys[choice]
-    return out
-
-
-_STRATEGIES.update(
-    {
-        "sparsest": _lowest,
-        "proximate": _lowest,
-        "lowest_cost": _lowest,
-        "random": _random,
-        "diverse": _diverse,
-    }
-)
-
-
 def profile_keys(schema: FeatureSchema, codes: np.ndarray) -> np.ndarray:
     """One integer per row, equal exactly when the rows' item values are equal.
 
@@ -340,8 +236,10 @@ def _apply_design(cand: Candidates, design: Design, rng: np.random.Generator) ->
     proximity = cand.proximity
     keys = cand.schema.keys
     for part in design.parts:
-        fn = _STRATEGIES[part.strategy]
-        chosen = fn(cand, part, rng, available, picked)
+        pick = get_strategy(part.strategy).pick
+        if pick is None:
+            raise DesignError(f"strategy {part.strategy!r} does not pick from the pool")
+        chosen = pick(PickRequest(cand, part, rng, available, picked))
         got = 0
         for pos in chosen[: part.k]:
             if not available[pos]:

@@ -1,13 +1,15 @@
 """Recourse methods behind one interface (`RecourseMethod.fit` / `get_counterfactuals`).
 
-Importing this package also registers the `ebr` and `ibr` design strategies (the pool
-variants of balanced recourse), so a study design may name `ebr:k` or `ibr:k`.
+The names are those of the engine's one strategy table (`recourse_engine.strategies`),
+which also holds the pool variants of EBR and IBR that a study design may name; `METHODS`
+is read from it, so a method is added in one place.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from ..strategies import STRATEGIES
 from .base import CounterfactualResult, Layout, MethodError, RecourseMethod
 from .causal import AdditiveSCM, CausalRecourse
 from .cchvae import CCHVAE, IBR
@@ -18,14 +20,9 @@ from .ibr_pool import attach_pool_ibr, fit_pool_ibr
 from .store import load_method, save_method
 from .wachter import Wachter
 
+#: the recourse methods by short name, in the strategy table's order
 METHODS: dict[str, type[RecourseMethod]] = {
-    "wachter": Wachter,
-    "gs": GrowingSpheres,
-    "ebr": EBR,
-    "ibr": IBR,
-    "cchvae": CCHVAE,
-    "cruds": CRUDS,
-    "causal": CausalRecourse,
+    s.name: s.method for s in STRATEGIES.values() if s.method is not None
 }
 
 

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 import weakref
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Generic, TypeVar
 
@@ -45,18 +46,73 @@ class PoolCache(Generic[T]):
     """Values fitted on a pool (densities, latent codes), kept while that pool object lives.
 
     Pools are unhashable dataclasses, so entries are keyed by id and confirmed by a weak
-    reference: a new pool that reuses a dead pool's id never gets the old value.
+    reference: a new pool that reuses a dead pool's id never gets the old value. A value is
+    attached only when it was fitted on as many rows as the pool has (`rows`); a pool with
+    none attached gets one fitted with `fit`'s defaults on first use.
     """
 
-    def __init__(self) -> None:
+    def __init__(
+        self,
+        fit: Callable[[FeatureSchema, Any], T],
+        rows: Callable[[T], int],
+        mismatch: str,
+    ) -> None:
         self._entries: dict[int, tuple[weakref.ref, T]] = {}
+        self._fit = fit
+        self._rows = rows
+        self._mismatch = mismatch
 
     def get(self, pool: Any) -> T | None:
         entry = self._entries.get(id(pool))
         return entry[1] if entry is not None and entry[0]() is pool else None
 
-    def put(self, pool: Any, value: T) -> None:
+    def attach(self, pool: Any, value: T) -> None:
+        if self._rows(value) != len(pool):
+            raise MethodError(self._mismatch)
         self._entries[id(pool)] = (weakref.ref(pool), value)
+
+    def fitted(self, schema: FeatureSchema, pool: Any) -> T:
+        """The value attached to `pool`, or one fitted with the defaults and attached."""
+        value = self.get(pool)
+        if value is None:
+            value = self._fit(schema, pool)
+            self.attach(pool, value)
+        return value
+
+
+def pool_groups(
+    pool: Any,
+    group: np.ndarray | None,
+    column: str,
+    who: str,
+    schema: FeatureSchema | None = None,
+) -> tuple[np.ndarray, str | None]:
+    """0/1 per pool row (-1: in neither group) for a pool strategy `who`, and the schema
+    item's key when the group is an item (so that it is not conditioned on).
+
+    `group` is used as given; otherwise the two most frequent values of the pool's extra
+    `column` (or, with a `schema`, of that item), the first in sorted order being 0.
+    """
+    item = None
+    if group is None:
+        if column in pool.extra.columns:
+            labels = pool.extra[column].astype(str)
+        elif schema is not None and column in schema.keys:
+            import pandas as pd
+
+            item = column
+            labels = pd.Series(pool.codes[:, schema.index(column)]).astype(str)
+        else:
+            raise MethodError(f"pool has no group column {column!r} for the {who} strategy")
+        top = labels.value_counts().index[:2].tolist()
+        if len(top) != 2:
+            raise MethodError(f"{who}: group column {column!r} holds a single value")
+        a, b = sorted(top)
+        group = np.where(labels == a, 0, np.where(labels == b, 1, -1))
+    group = np.asarray(group)
+    if group.shape != (len(pool),):
+        raise MethodError(f"{who}: need one group value per pool row ({len(pool)})")
+    return group, item
 
 
 class MethodError(ValueError):

@@ -65,28 +65,31 @@ from __future__ import annotations
 
 import math
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
-from ..design import DesignPart
 from ..encoding import normalise
+from ..picks import PickRequest
 from ..pool import Pool
 from ..schema import FeatureSchema
-from ..selection import Candidates, pick_lowest, register_strategy
-from .base import Layout, MethodError, PoolCache, RecourseMethod, nearest_valid, snap
-from .densities import (  # noqa: F401  (ConditionalGMM, GaussianMix: re-exported, pickles)
+from .base import (
+    Layout,
+    MethodError,
+    PoolCache,
+    RecourseMethod,
+    nearest_valid,
+    pool_groups,
+    snap,
+)
+from .densities import (
     _CHUNK_ROWS,
     _CHUNK_VALUES,
     DENSITIES,
     SAMPLERS,
-    ConditionalGMM,
-    ConditionalKDE,
-    GaussianMix,
     GroupDensity,
-    PatternDensity,
-    WeightedKDE,
     _pattern_key,
     _pattern_rng,
     fit_group_density,
@@ -296,17 +299,6 @@ class PoolDensity:
         state["_cache"] = OrderedDict()
         return state
 
-    def __setstate__(self, state: dict[str, Any]) -> None:
-        # fits stored before conditioning existed hold only scores and threshold
-        self.__dict__.update(state)
-        self.__dict__.setdefault("beta_quantile", DEFAULT_POOL_BETA_QUANTILE)
-        self.__dict__.setdefault("density", None)
-        self.__dict__.setdefault("zf", None)
-        self.__dict__.setdefault("cond_cols", np.array([], dtype=int))
-        self.__dict__.setdefault("_cache", OrderedDict())
-        if not self.__dict__.get("n_rows") and self.scores is not None:
-            self.n_rows = len(self.scores)
-
     @property
     def conditional(self) -> bool:
         return self.density is not None
@@ -338,32 +330,8 @@ class PoolDensity:
         return self.scores_at(z[self.cond_cols])
 
 
-_POOL_DENSITIES: PoolCache[PoolDensity] = PoolCache()
 DEFAULT_GROUP_COLUMN = "gender"
 DEFAULT_POOL_BETA_QUANTILE = 0.5
-
-
-def _pool_groups(
-    schema: FeatureSchema, pool: Pool, group_column: str
-) -> tuple[np.ndarray, str | None]:
-    """0/1/-1 per pool row from the group column (extra column or schema item): its two
-    most frequent values, the first in sorted order being 0. Also the schema item's key
-    when the group is an item (so that it is not conditioned on)."""
-    item = None
-    if group_column in pool.extra.columns:
-        labels = pool.extra[group_column].astype(str)
-    elif group_column in schema.keys:
-        item = group_column
-        import pandas as pd
-
-        labels = pd.Series(pool.codes[:, schema.index(group_column)]).astype(str)
-    else:
-        raise MethodError(f"pool has no group column {group_column!r} for the ebr strategy")
-    top = labels.value_counts().index[:2].tolist()
-    if len(top) != 2:
-        raise MethodError(f"ebr: group column {group_column!r} holds a single value")
-    a, b = sorted(top)
-    return np.where(labels == a, 0, np.where(labels == b, 1, -1)), item
 
 
 def fit_pool_density(
@@ -378,20 +346,17 @@ def fit_pool_density(
     components: int = 3,
     seed: int = 0,
     condition: bool = True,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PoolDensity:
     """Fit the two group densities on the pool (mutable items, conditioned on the fixed
     items other than the group's) and score the rows.
 
     `group`: 0/1 per row (-1: in neither group, scored but not fitted on), or taken from
-    the pool's `group_column`: its two most frequent values, the first in sorted order being
-    0. `approved` restricts the fit to rows with y_hat = 1.
+    the pool's `group_column` (an extra column or a schema item): its two most frequent
+    values, the first in sorted order being 0. `approved` restricts the fit to rows with
+    y_hat = 1. `progress(1, 1)` is called once the fit is done.
     """
-    group_item = None
-    if group is None:
-        group, group_item = _pool_groups(schema, pool, group_column)
-    group = np.asarray(group)
-    if group.shape != (len(pool),):
-        raise MethodError(f"ebr: need one group value per pool row ({len(pool)})")
+    group, group_item = pool_groups(pool, group, group_column, "ebr", schema)
     if not 0.0 <= beta_quantile < 1.0:
         raise MethodError(f"beta_quantile must be in [0, 1), got {beta_quantile}")
     lay = Layout.of(schema)
@@ -413,41 +378,37 @@ def fit_pool_density(
     )
     if len(cond_cols) == 0:
         scores = dens.log_product(zf)
-        return PoolDensity(scores, float(np.quantile(scores, beta_quantile)), beta_quantile)
-    return PoolDensity(
-        None, None, beta_quantile, len(pool), density=dens, zf=zf, cond_cols=cond_cols
-    )
+        fitted = PoolDensity(scores, float(np.quantile(scores, beta_quantile)), beta_quantile)
+    else:
+        fitted = PoolDensity(
+            None, None, beta_quantile, len(pool), density=dens, zf=zf, cond_cols=cond_cols
+        )
+    if progress is not None:
+        progress(1, 1)
+    return fitted
+
+
+_POOL_DENSITIES: PoolCache[PoolDensity] = PoolCache(
+    fit_pool_density,
+    rows=lambda density: density.n_rows,
+    mismatch="pool density has a different number of rows than the pool",
+)
 
 
 def attach_pool_density(pool: Pool, density: PoolDensity) -> None:
     """Use `density` whenever the `ebr` strategy selects from `pool`."""
-    if density.n_rows != len(pool):
-        raise MethodError("pool density has a different number of rows than the pool")
-    _POOL_DENSITIES.put(pool, density)
+    _POOL_DENSITIES.attach(pool, density)
 
 
 def pool_density(schema: FeatureSchema, pool: Pool) -> PoolDensity:
-    cached = _POOL_DENSITIES.get(pool)
-    if cached is not None:
-        return cached
-    density = fit_pool_density(schema, pool)
-    attach_pool_density(pool, density)
-    return density
+    """The density attached to `pool`, or one fitted with the defaults (and attached)."""
+    return _POOL_DENSITIES.fitted(schema, pool)
 
 
-def ebr_strategy(
-    cand: Candidates,
-    part: DesignPart,
-    rng: np.random.Generator,
-    available: np.ndarray,
-    picked: list[int],
-) -> list[int]:
+def ebr_strategy(req: PickRequest) -> list[int]:
     """Closest (proximity, random ties) admissible candidates whose product density passes
     the beta threshold (at the factual's immutables when the schema has fixed items)."""
+    cand = req.cand
     dens = pool_density(cand.schema, cand.pool)
     scores, threshold = dens.scores_for(cand.schema, cand.x)
-    above = scores[cand.rows] >= threshold
-    return pick_lowest(cand, cand.proximity, available & above, part.k, rng)
-
-
-register_strategy("ebr", ebr_strategy)
+    return req.lowest(cand.proximity, among=scores[cand.rows] >= threshold)

@@ -12,17 +12,17 @@ strategy fits it with the defaults on first use (seconds, not milliseconds).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
-from ..design import DesignPart
 from ..encoding import normalise
+from ..picks import PickRequest
 from ..pool import Pool
 from ..schema import FeatureSchema
-from ..selection import Candidates, pick_lowest, register_strategy
-from .base import Layout, MethodError, PoolCache
+from .base import Layout, MethodError, PoolCache, pool_groups
 from .cchvae import IBR
 from .ebr import DEFAULT_GROUP_COLUMN
 
@@ -46,22 +46,6 @@ class PoolLatent:
         return self.method.latent_mean(normalise(self.method.schema, np.atleast_2d(codes)))
 
 
-def _groups(pool: Pool, group: np.ndarray | None, column: str) -> np.ndarray:
-    if group is not None:
-        g = np.asarray(group)
-        if g.shape != (len(pool),):
-            raise MethodError(f"ibr: need one group value per pool row ({len(pool)})")
-        return g
-    if column not in pool.extra.columns:
-        raise MethodError(f"pool has no group column {column!r} for the ibr strategy")
-    labels = pool.extra[column].astype(str)
-    top = labels.value_counts().index[:2].tolist()
-    if len(top) != 2:
-        raise MethodError(f"ibr: group column {column!r} holds a single value")
-    a, b = sorted(top)
-    return np.where(labels == a, 0, np.where(labels == b, 1, -1))
-
-
 def fit_pool_ibr(
     schema: FeatureSchema,
     pool: Pool,
@@ -69,52 +53,50 @@ def fit_pool_ibr(
     *,
     group_column: str = DEFAULT_GROUP_COLUMN,
     seed: int = 0,
+    progress: bool | Callable[[int, int], None] | None = None,
     **params: Any,
 ) -> PoolLatent:
-    """Train IBR on the pool's rows of the two groups and encode every pool row."""
-    g = _groups(pool, group, group_column)
-    method = IBR(seed=seed, **params)
+    """Train IBR on the pool's rows of the two groups and encode every pool row.
+
+    `progress`: a tqdm bar (True) or a callback `progress(epochs done, epochs)` during
+    training; it is not kept in the fitted model, which holds no reference to the caller.
+    """
+    g, _ = pool_groups(pool, group, group_column, "ibr")
+    method = IBR(seed=seed, progress=progress or False, **params)
     method.schema = schema
     method.layout = Layout.of(schema)
     if not method.layout.mutable.any():
         raise MethodError("ibr: the schema has no item that may change")
     rows = g >= 0
-    method._fit(_PoolRows(schema, pool.codes[rows], g[rows]))
+    try:
+        method._fit(_PoolRows(schema, pool.codes[rows], g[rows]))
+    finally:
+        method.progress = False
     return PoolLatent(method, method.latent_mean(normalise(schema, pool.codes)))
 
 
-_POOL_LATENTS: PoolCache[PoolLatent] = PoolCache()
+_POOL_LATENTS: PoolCache[PoolLatent] = PoolCache(
+    fit_pool_ibr,
+    rows=lambda latent: latent.latent.shape[0],
+    mismatch="pool IBR was encoded on a different number of rows than the pool",
+)
 
 
 def attach_pool_ibr(pool: Pool, latent: PoolLatent) -> None:
-    if latent.latent.shape[0] != len(pool):
-        raise MethodError("pool IBR was encoded on a different number of rows than the pool")
-    _POOL_LATENTS.put(pool, latent)
+    """Use `latent` whenever the `ibr` strategy selects from `pool`."""
+    _POOL_LATENTS.attach(pool, latent)
 
 
 def pool_ibr(schema: FeatureSchema, pool: Pool) -> PoolLatent:
-    cached = _POOL_LATENTS.get(pool)
-    if cached is not None:
-        return cached
-    latent = fit_pool_ibr(schema, pool)
-    attach_pool_ibr(pool, latent)
-    return latent
+    """The encoder attached to `pool`, or one fitted with the defaults (and attached)."""
+    return _POOL_LATENTS.fitted(schema, pool)
 
 
-def ibr_strategy(
-    cand: Candidates,
-    part: DesignPart,
-    rng: np.random.Generator,
-    available: np.ndarray,
-    picked: list[int],
-) -> list[int]:
+def ibr_strategy(req: PickRequest) -> list[int]:
     """Admissible candidates nearest to the factual in IBR's latent space."""
+    cand = req.cand
     if len(cand) == 0:
         return []
     pl = pool_ibr(cand.schema, cand.pool)
     zf = pl.encode(cand.x)[0]
-    dist = np.linalg.norm(pl.latent[cand.rows] - zf, axis=1)
-    return pick_lowest(cand, dist, available, part.k, rng)
-
-
-register_strategy("ibr", ibr_strategy)
+    return req.lowest(np.linalg.norm(pl.latent[cand.rows] - zf, axis=1))

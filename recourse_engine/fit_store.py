@@ -1,0 +1,74 @@
+"""Stored pool fits (EBR's densities, IBR's encoder) with the format they were written in.
+
+A fit is pickled, and a pickle names the classes it holds: once a class moves or changes
+its fields, an old pickle fails to load or loads wrong. So every stored fit starts with a
+header naming its strategy's `PoolFit.format`; a blob of another format, without a header,
+or whose payload no longer unpickles raises `StaleFit`, and the caller fits again instead
+of keeping compatibility shims for every past layout.
+
+Blob: `recourse-fit <format>\\n` then the pickle. Load blobs only from storage the platform
+itself wrote (a pickle can run code).
+"""
+
+from __future__ import annotations
+
+import pickle
+from typing import Any
+
+from .methods.base import MethodError
+from .strategies import PoolFit, get_strategy
+
+MAGIC = b"recourse-fit "
+
+#: what a payload raises when a class it names has moved or changed, or it is damaged
+_UNPICKLE_ERRORS = (
+    ImportError,
+    AttributeError,
+    EOFError,
+    TypeError,
+    IndexError,
+    pickle.UnpicklingError,
+)
+
+
+class StaleFit(MethodError):
+    """A stored fit this engine cannot use (another format, or classes that moved): fit
+    again."""
+
+
+def _pool_fit(strategy: str) -> PoolFit:
+    entry = get_strategy(strategy)
+    if entry.pool_fit is None:
+        raise MethodError(f"strategy {strategy!r} fits nothing on the pool")
+    return entry.pool_fit
+
+
+def fit_format(strategy: str) -> str:
+    """The format this engine writes and reads for the strategy's fit (for cache keys)."""
+    return _pool_fit(strategy).format
+
+
+def dump_fit(strategy: str, fitted: Any) -> bytes:
+    """The fitted object as bytes: the format header, then the pickle."""
+    header = MAGIC + fit_format(strategy).encode() + b"\n"
+    return header + pickle.dumps(fitted, protocol=pickle.HIGHEST_PROTOCOL)
+
+
+def load_fit(strategy: str, blob: bytes | bytearray | memoryview) -> Any:
+    """The fitted object stored by `dump_fit`; raises StaleFit when it cannot be used
+    (written in another format or before fits were versioned, or naming classes that moved
+    or changed): the caller fits again."""
+    expected = fit_format(strategy)
+    blob = bytes(blob)
+    head, sep, payload = blob.partition(b"\n")
+    if not sep or not head.startswith(MAGIC):
+        raise StaleFit(
+            f"{strategy}: stored fit has no format header (written before fits were versioned)"
+        )
+    found = head[len(MAGIC) :].decode("utf-8", errors="replace")
+    if found != expected:
+        raise StaleFit(f"{strategy}: stored fit is {found!r}; this engine reads {expected!r}")
+    try:
+        return pickle.loads(payload)
+    except _UNPICKLE_ERRORS as exc:
+        raise StaleFit(f"{strategy}: stored fit of {expected!r} does not load ({exc})") from None

@@ -1,0 +1,276 @@
+"""Every strategy the engine knows, in one explicit table: the pool strategies a study design
+may name and the recourse methods of `recourse_engine.methods`, by name.
+
+Designs, the selection and the study app all look names up here, so nothing registers itself
+as a side effect of an import and nothing is discovered by importing modules. The parts that
+need scipy, scikit-learn or torch (the balanced strategies' picks and fits, the method
+classes) are imported when first used, so `import recourse_engine` and a plain design such as
+`sparsest:1,random:3` stay light.
+
+An entry with a pool `pick` may be named in a design. An entry with a `method` and no `pick`
+is a recourse method that designs cannot use yet; when designs learn to generate
+counterfactuals with methods, such an entry gains a generate path beside `pick`, and the
+design grammar needs no other change. A `pool_fit` is a model fitted once on the study's pool
+before the strategy picks (EBR's densities, IBR's encoder); its `format` names the layout of
+the fitted object, and `recourse_engine.fit_store` refuses a stored fit of another format.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from . import picks
+from .picks import PickFn, PickRequest
+
+if TYPE_CHECKING:
+    from .methods.base import RecourseMethod
+    from .pool import Pool
+    from .schema import FeatureSchema
+
+
+class StrategyError(ValueError):
+    """A name that is not in the strategy table; the message lists the known ones."""
+
+
+class FitFn(Protocol):
+    def __call__(
+        self,
+        schema: FeatureSchema,
+        pool: Pool,
+        *,
+        progress: Callable[[int, int], None] | None = None,
+        **params: Any,
+    ) -> Any: ...
+
+
+@dataclass(frozen=True)
+class PoolFit:
+    """A model fitted on the pool before a strategy picks from it.
+
+    `fit(schema, pool, *, progress=None, **params)` returns the fitted object; `progress`,
+    when given, is called as `progress(done, total)` and is never kept in the result.
+    `attach(pool, fitted)` makes the strategy use `fitted` whenever it selects from `pool`
+    (without one it fits with the defaults on first use). `format` changes whenever the
+    fitted object's classes or layout change, so stale stored fits are refitted.
+    """
+
+    fit: FitFn
+    attach: Callable[[Pool, Any], None]
+    format: str
+
+
+@dataclass(frozen=True)
+class Strategy:
+    """One named strategy.
+
+    `distance`: the distance the strategy ranks by (`sparsest`: sparsity); with `ranked`,
+    the default of a distance the design may name (`lowest_cost@l2`). `load_method`
+    returns the recourse method class of that name, imported on first use.
+    """
+
+    name: str
+    summary: str
+    pick: PickFn | None = None
+    distance: str | None = None
+    ranked: bool = False
+    load_method: Callable[[], type[RecourseMethod]] | None = None
+    pool_fit: PoolFit | None = None
+
+    @property
+    def in_design(self) -> bool:
+        """Whether a study design may name it today."""
+        return self.pick is not None
+
+    @property
+    def method(self) -> type[RecourseMethod] | None:
+        """The recourse method class of this name, if it is one."""
+        return None if self.load_method is None else self.load_method()
+
+
+# ---------------------------------------------------------------------------------------
+# the heavy parts, imported on first use
+
+
+def _ebr_pick(req: PickRequest) -> list[int]:
+    from .methods.ebr import ebr_strategy
+
+    return ebr_strategy(req)
+
+
+def _fit_ebr(
+    schema: FeatureSchema,
+    pool: Pool,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    **params: Any,
+) -> Any:
+    from .methods.ebr import fit_pool_density
+
+    return fit_pool_density(schema, pool, progress=progress, **params)
+
+
+def _attach_ebr(pool: Pool, fitted: Any) -> None:
+    from .methods.ebr import attach_pool_density
+
+    attach_pool_density(pool, fitted)
+
+
+def _ibr_pick(req: PickRequest) -> list[int]:
+    from .methods.ibr_pool import ibr_strategy
+
+    return ibr_strategy(req)
+
+
+def _fit_ibr(
+    schema: FeatureSchema,
+    pool: Pool,
+    *,
+    progress: Callable[[int, int], None] | None = None,
+    **params: Any,
+) -> Any:
+    from .methods.ibr_pool import fit_pool_ibr
+
+    return fit_pool_ibr(schema, pool, progress=progress, **params)
+
+
+def _attach_ibr(pool: Pool, fitted: Any) -> None:
+    from .methods.ibr_pool import attach_pool_ibr
+
+    attach_pool_ibr(pool, fitted)
+
+
+def _wachter() -> type[RecourseMethod]:
+    from .methods.wachter import Wachter
+
+    return Wachter
+
+
+def _growing_spheres() -> type[RecourseMethod]:
+    from .methods.growing_spheres import GrowingSpheres
+
+    return GrowingSpheres
+
+
+def _ebr() -> type[RecourseMethod]:
+    from .methods.ebr import EBR
+
+    return EBR
+
+
+def _ibr() -> type[RecourseMethod]:
+    from .methods.cchvae import IBR
+
+    return IBR
+
+
+def _cchvae() -> type[RecourseMethod]:
+    from .methods.cchvae import CCHVAE
+
+    return CCHVAE
+
+
+def _cruds() -> type[RecourseMethod]:
+    from .methods.cruds import CRUDS
+
+    return CRUDS
+
+
+def _causal() -> type[RecourseMethod]:
+    from .methods.causal import CausalRecourse
+
+    return CausalRecourse
+
+
+# ---------------------------------------------------------------------------------------
+# the table
+
+_ALL = (
+    Strategy("sparsest", "the fewest changed items", picks.lowest_cost, distance="sparsity"),
+    Strategy(
+        "proximate", "the smallest normalised L1 change", picks.lowest_cost, distance="proximity"
+    ),
+    Strategy(
+        "lowest_cost",
+        "the lowest cost under a distance the design names (default proximity)",
+        picks.lowest_cost,
+        distance="proximity",
+        ranked=True,
+    ),
+    Strategy(
+        "diverse",
+        "greedy max-min distance among the cheapest candidates",
+        picks.diverse,
+        distance="proximity",
+        ranked=True,
+    ),
+    Strategy("random", "uniformly at random", picks.uniform),
+    Strategy(
+        "wachter",
+        "Wachter et al. (2017): gradient descent on approval loss plus L1 distance",
+        load_method=_wachter,
+    ),
+    Strategy(
+        "gs",
+        "Growing Spheres (Laugel et al., 2017): random search in growing layers",
+        load_method=_growing_spheres,
+    ),
+    Strategy(
+        "ebr",
+        "explicit balanced recourse (Gao & Lakkaraju 2023); in a design: the closest pool "
+        "profile whose product of the two groups' densities passes beta",
+        _ebr_pick,
+        load_method=_ebr,
+        pool_fit=PoolFit(_fit_ebr, _attach_ebr, "ebr-pool/2"),
+    ),
+    Strategy(
+        "ibr",
+        "implicit balanced recourse (Gao & Lakkaraju 2023); in a design: the pool profile "
+        "nearest in IBR's group-blind latent space",
+        _ibr_pick,
+        load_method=_ibr,
+        pool_fit=PoolFit(_fit_ibr, _attach_ibr, "ibr-pool/2"),
+    ),
+    Strategy(
+        "cchvae",
+        "CCHVAE (Pawelczyk et al., 2020): growing spheres in a conditional VAE's latent space",
+        load_method=_cchvae,
+    ),
+    Strategy(
+        "cruds",
+        "CRUDS (Downs et al., 2020): draws from a conditional subspace VAE",
+        load_method=_cruds,
+    ),
+    Strategy(
+        "causal",
+        "causal recourse (Karimi et al., 2020b): least interventions in an additive SCM",
+        load_method=_causal,
+    ),
+)
+
+STRATEGIES: dict[str, Strategy] = {s.name: s for s in _ALL}
+
+
+def get_strategy(name: str) -> Strategy:
+    try:
+        return STRATEGIES[name]
+    except KeyError:
+        raise StrategyError(
+            f"unknown strategy {name!r}; known: {', '.join(sorted(STRATEGIES))}"
+        ) from None
+
+
+def design_strategies() -> list[str]:
+    """Names a study design may use today (those that pick from the pool), sorted."""
+    return sorted(s.name for s in _ALL if s.in_design)
+
+
+def method_names() -> list[str]:
+    """Names of the recourse methods, in table order."""
+    return [s.name for s in _ALL if s.load_method is not None]
+
+
+def pool_fit_strategies() -> list[str]:
+    """Names of the strategies that need a model fitted on the pool, sorted."""
+    return sorted(s.name for s in _ALL if s.pool_fit is not None)
