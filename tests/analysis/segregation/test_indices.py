@@ -7,7 +7,15 @@ import pytest
 from sklearn.cluster import KMeans
 
 import analysis.segregation.indices as ind
-from analysis.segregation import SegregationInputError, atkinson, segregation_indices
+from analysis.segregation import (
+    SegregationInputError,
+    atkinson,
+    backends,
+    epsilon,
+    geometry,
+    segregation_indices,
+)
+from analysis.segregation import passes as pair_passes
 
 from . import slow_reference as ref
 
@@ -46,7 +54,7 @@ CASES = [
 @pytest.mark.parametrize("seed,n,d,kind", CASES)
 def test_indices_equal_slow_formulas(monkeypatch, seed, n, d, kind, torch_kernels):
     # small blocks normally use numpy's kernels; force torch's CPU kernels too
-    monkeypatch.setattr(ind, "_TORCH_MIN_BLOCK", 1 if torch_kernels else 1 << 62)
+    monkeypatch.setattr(backends, "_TORCH_MIN_BLOCK", 1 if torch_kernels else 1 << 62)
     X, g = _population(seed, n, d, kind)
     is_min = ref.minority_mask(g)
     units = np.random.default_rng(seed).integers(0, 7, size=n)
@@ -84,15 +92,15 @@ def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs, budget, pas
     value-counting pass (also counting one value at a time), the pair-keeping pass, and
     the first giving way to the second when the bracket holds more distinct distances
     than it may count."""
-    monkeypatch.setattr(ind, "_FULL_PAIRS", 100)
-    monkeypatch.setattr(ind, "_SAMPLE_PAIRS", 300)
-    monkeypatch.setattr(ind, "_CANDIDATE_BUDGET", budget)
+    monkeypatch.setattr(epsilon, "_FULL_PAIRS", 100)
+    monkeypatch.setattr(epsilon, "_SAMPLE_PAIRS", 300)
+    monkeypatch.setattr(epsilon, "_CANDIDATE_BUDGET", budget)
     if passes == "pairs":
-        monkeypatch.setattr(ind, "_MAX_CLASSES_ON", False)
+        monkeypatch.setattr(epsilon, "_MAX_CLASSES_ON", False)
     elif passes == "values-chunked":  # one distance value per bincount
-        monkeypatch.setattr(ind, "_CLASS_CHUNK", 1)
+        monkeypatch.setattr(pair_passes, "_CLASS_CHUNK", 1)
     elif passes == "values-overflow":
-        monkeypatch.setattr(ind, "_max_classes", lambda m: 1)
+        monkeypatch.setattr(pair_passes, "_max_classes", lambda m: 1)
     X, g = _population(11, 150, 6, kind, share=0.45)
     is_min = ref.minority_mask(g)
     for q in (0.0, 0.05, 0.2, 0.9, 1.0):
@@ -111,8 +119,8 @@ def test_sampled_bracket_path_is_exact(monkeypatch, kind, eps_pairs, budget, pas
 def test_sampled_bracket_path_on_the_torch_backend(monkeypatch, kind):
     """The GPU code path (torch blocks), run on the CPU: the same exact ε and counts."""
     pytest.importorskip("torch")
-    monkeypatch.setattr(ind, "_FULL_PAIRS", 100)
-    monkeypatch.setattr(ind, "_SAMPLE_PAIRS", 500)
+    monkeypatch.setattr(epsilon, "_FULL_PAIRS", 100)
+    monkeypatch.setattr(epsilon, "_SAMPLE_PAIRS", 500)
     X, g = _population(17, 200, 5, kind, share=0.4)
     is_min = ref.minority_mask(g)
     r = segregation_indices(X, g, backend="torch", device="cpu", want=("centralization",))
@@ -124,13 +132,13 @@ def test_sampled_bracket_path_on_the_torch_backend(monkeypatch, kind):
 def test_coded_data_are_resolved_by_counting_distance_values(monkeypatch):
     """On coded profiles the ε bracket holds whole tie classes: the pass keeps a few
     distance values with per-member counts, never the pairs themselves."""
-    monkeypatch.setattr(ind, "_FULL_PAIRS", 100)
-    monkeypatch.setattr(ind, "_SAMPLE_PAIRS", 2000)
+    monkeypatch.setattr(epsilon, "_FULL_PAIRS", 100)
+    monkeypatch.setattr(epsilon, "_SAMPLE_PAIRS", 2000)
     X, g = _population(21, 400, 6, "coded", share=0.45)
     is_min = ref.minority_mask(g)
-    geo = ind._geometry(ind.as_population(X))
-    e, bracket = ind._eps(ind.make_ops(), geo, np.flatnonzero(is_min), 0.2, "distinct", 0)
-    assert isinstance(bracket, ind._Classes)
+    geo = geometry.make_geometry(ind.as_population(X))
+    e, bracket = epsilon.find_eps(ind.make_ops(), geo, np.flatnonzero(is_min), 0.2, "distinct", 0)
+    assert isinstance(bracket, pair_passes.Classes)
     assert 0 < len(bracket.values) <= 256
     m = int(is_min.sum())
     assert bracket.counts.shape == (len(bracket.values), m)
@@ -161,13 +169,13 @@ def test_pure_numpy_kernels_agree(monkeypatch):
     """Without torch the numpy backend uses numpy's own product and exp chain."""
     X, g = _population(10, 150, 5, "normal")
     is_min = ref.minority_mask(g)
-    orig = ind._NumpyOps.__init__
+    orig = backends.NumpyOps.__init__
 
     def no_torch(self, block_rows=16, block_cols=64, n_jobs=2):
         orig(self, block_rows, block_cols, n_jobs)
         self._torch = None
 
-    monkeypatch.setattr(ind._NumpyOps, "__init__", no_torch)
+    monkeypatch.setattr(backends.NumpyOps, "__init__", no_torch)
     r = segregation_indices(X, g, want=("centralization", "avg_proximity"))
     e = ref.eps(X, is_min)
     assert r.eps == pytest.approx(e, abs=TOL)
@@ -179,13 +187,13 @@ def test_small_blocks_cover_every_pair(monkeypatch):
     """Odd block sizes exercise ragged edges and the triangle masks."""
     X, g = _population(9, 101, 4, "coded", share=0.5)
     is_min = ref.minority_mask(g)
-    orig = ind._NumpyOps.__init__
+    orig = backends.NumpyOps.__init__
 
     def small(self, block_rows=7, block_cols=13, n_jobs=None):
         orig(self, block_rows, block_cols, n_jobs)
 
-    monkeypatch.setattr(ind._NumpyOps, "__init__", small)
-    monkeypatch.setattr(ind, "_TORCH_MIN_BLOCK", 1)  # torch's kernels in threads, buffers
+    monkeypatch.setattr(backends.NumpyOps, "__init__", small)
+    monkeypatch.setattr(backends, "_TORCH_MIN_BLOCK", 1)  # torch's kernels in threads, buffers
     torch = pytest.importorskip("torch")
     threads = torch.get_num_threads()
     r = segregation_indices(X, g, want=("centralization", "avg_proximity"))

@@ -1,0 +1,302 @@
+"""The blocked passes over pairs that every index is built from, kept apart from the
+order statistic and the public functions so that each pass's exactness argument (block
+value, `tol` band, canonical distance) can be read in one place.
+
+Minority passes walk the upper triangle of minority × minority; the cross pass walks
+minority × majority. Each works row block by row block (`backends.row_block_tasks`), so
+memory does not grow with n².
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from .backends import row_block_tasks, triangle_mask
+from .geometry import Geometry, canonical_distances
+
+_SMALL_SQ = 1e-2  # below this squared distance, proximity uses the canonical distance
+_CLASS_CHUNK = 1 << 22  # counters per bincount in the class pass (32 MB of int64)
+
+
+@dataclass
+class Bracket:
+    below: np.ndarray  # per minority member: partners with block value < lo2
+    lo2: float
+    hi2: float
+    g: np.ndarray  # block values of the pairs in [lo2, hi2] ...
+    ci: np.ndarray  # ... and their (local) indices, ci < cj
+    cj: np.ndarray
+
+
+def _minority_row_block(
+    ops: Any, A: Any, B: Any, r0: int, m: int, lo2: float, hi2: float, values: bool = False
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    """One row block of the distinct minority pairs (upper triangle), the scan every
+    minority pass shares: per row and per column (offset from r0) how many partners have
+    a block value below lo2, and the pairs with block values in [lo2, hi2] as row and
+    column offsets from r0 (with their block values when `values`)."""
+    r1 = min(r0 + ops.block_rows, m)
+    rows = np.zeros(r1 - r0, dtype=np.int64)
+    cols = np.zeros(m - r0, dtype=np.int64)
+    ii, jj, vals = [np.empty(0, np.int64)], [np.empty(0, np.int64)], [np.empty(0)]
+    for c0 in range(r0, m, ops.block_cols):
+        s = ops.gemm(A[r0:r1], B[c0 : c0 + ops.block_cols])
+        triangle_mask(ops, s, r0, c0)
+        lt = s < lo2
+        rc = ops.host(ops.count(lt, axis=1))
+        rows += rc
+        cols[c0 - r0 : c0 - r0 + s.shape[1]] += ops.host(ops.count(lt, axis=0))
+        le = s <= hi2
+        if int(ops.count(le)) > int(rc.sum()):
+            i, j = ops.nonzero(le & ~lt)
+            if values:
+                vals.append(ops.host(s[ops.index(i), ops.index(j)]))
+            ii.append(i.astype(np.int64))
+            jj.append(j + (c0 - r0))
+    band_v = np.concatenate(vals) if values else None
+    return rows, cols, np.concatenate(ii), np.concatenate(jj), band_v
+
+
+def _add_row_block(total: np.ndarray, r0: int, rows: np.ndarray, cols: np.ndarray) -> None:
+    """Add one row block's per-row counts (members r0, r0+1, …) and per-column counts
+    (columns offset from r0: the block's partners in the upper triangle) to the totals."""
+    total[r0 : r0 + len(rows)] += rows
+    total[r0:] += cols
+
+
+def minority_bracket_pass(
+    ops: Any, geo: Geometry, idx: np.ndarray, lo2: float, hi2: float
+) -> Bracket:
+    """Distinct minority pairs: per member, how many partners have a block value below
+    lo2; and the block values and (local) indices of the pairs with values in [lo2, hi2]."""
+    A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
+    m = len(idx)
+
+    def task(r0: int) -> tuple[Any, ...]:
+        rows, cols, i, j, v = _minority_row_block(ops, A, B, r0, m, lo2, hi2, values=True)
+        return r0, rows, cols, v, (i + r0).astype(np.int32), (j + r0).astype(np.int32)
+
+    below = np.zeros(m, dtype=np.int64)
+    vals, ii, jj = [np.empty(0)], [np.empty(0, np.int32)], [np.empty(0, np.int32)]
+    tasks = row_block_tasks(task, m, ops.block_rows)
+    for r0, rows, cols, v, i, j in ops.run(tasks, "minority pairs (ε)"):
+        _add_row_block(below, r0, rows, cols)
+        vals.append(v)
+        ii.append(i)
+        jj.append(j)
+    return Bracket(below, lo2, hi2, np.concatenate(vals), np.concatenate(ii), np.concatenate(jj))
+
+
+def counts_from_bracket(
+    geo: Geometry, idx: np.ndarray, br: Bracket | Classes, eps: float
+) -> np.ndarray | None:
+    """Per minority member, other minority members within ε — from the bracket pass alone,
+    when ε² ± tol lies inside the bracket (else None: a counting pass is needed)."""
+    if isinstance(br, Classes):
+        e2 = eps * eps
+        if not (br.lo2 + 2 * geo.tol < e2 < br.hi2 - 2 * geo.tol):
+            return None
+        within = br.counts[br.values <= eps].sum(axis=0, dtype=np.int64)
+        return br.below + within
+    lo2, hi2 = geo.band(eps)
+    if not (br.lo2 < lo2 and hi2 < br.hi2):
+        return None
+    counts = br.below.copy()
+    inside = br.g < lo2
+    band = np.flatnonzero(~inside & (br.g <= hi2))
+    if len(band):
+        ok = canonical_distances(geo.X, idx[br.ci[band]], idx[br.cj[band]]) <= eps
+        inside[band[ok]] = True
+    np.add.at(counts, br.ci[inside], 1)
+    np.add.at(counts, br.cj[inside], 1)
+    return counts
+
+
+@dataclass
+class Classes:
+    """A bracket pass that kept distance *values* instead of pairs (tie-heavy data).
+
+    `values` are the distinct canonical distances of the pairs with block values in
+    [lo2, hi2], sorted; `counts[v, i]` how many partners of member i lie at values[v].
+    Coded profiles put millions of pairs on a handful of distances: storing the pairs
+    (16 bytes each) would take gigabytes, the values take len(values) × m integers.
+    """
+
+    below: np.ndarray
+    lo2: float
+    hi2: float
+    values: np.ndarray
+    counts: np.ndarray  # (len(values), m) int32
+
+    def pair_counts(self) -> np.ndarray:
+        return self.counts.sum(axis=1, dtype=np.int64) // 2
+
+
+class TooManyClasses(Exception):
+    """The bracket holds more distinct distances than the class pass may keep."""
+
+
+def _max_classes(m: int) -> int:
+    """At most 256 classes, and at most 64·10⁶ counters (256 MB of int32) in all."""
+    return int(max(1, min(256, 64_000_000 // max(m, 1))))
+
+
+def minority_class_pass(
+    ops: Any, geo: Geometry, idx: np.ndarray, lo2: float, hi2: float
+) -> Classes:
+    """Distinct minority pairs: per member, partners below lo2, and, for the pairs with
+    block values in [lo2, hi2], their canonical distances counted per member and value.
+    Raises TooManyClasses (after stopping the other tasks) when the values are too many
+    to count this way — continuous data, where the pair-keeping pass is the right one."""
+    A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
+    m = len(idx)
+    limit = _max_classes(m)
+    stop = threading.Event()
+
+    def task(r0: int) -> tuple[Any, ...] | None:
+        if stop.is_set():
+            return None
+        rows, cols, i, j, _ = _minority_row_block(ops, A, B, r0, m, lo2, hi2)
+        if not len(i):
+            return r0, rows, cols, np.empty(0), np.empty((0, m - r0), np.int32)
+        vals = canonical_distances(geo.X, idx[i + r0], idx[j + r0])
+        uniq, inv = np.unique(vals, return_inverse=True)
+        if len(uniq) > limit:
+            stop.set()
+            return None
+        w = m - r0
+        cnt = np.empty((len(uniq), w), dtype=np.int32)
+        step = max(1, _CLASS_CHUNK // w)  # values per bincount: bounded temporaries
+        for v0 in range(0, len(uniq), step):
+            v1 = min(v0 + step, len(uniq))
+            sel = (inv >= v0) & (inv < v1)
+            key_i = (inv[sel] - v0) * w + i[sel]
+            key_j = (inv[sel] - v0) * w + j[sel]
+            flat = np.bincount(key_i, minlength=(v1 - v0) * w)
+            flat += np.bincount(key_j, minlength=(v1 - v0) * w)
+            cnt[v0:v1] = flat.reshape(v1 - v0, w)
+        return r0, rows, cols, uniq, cnt
+
+    below = np.zeros(m, dtype=np.int64)
+    per_value: dict[float, np.ndarray] = {}
+    tasks = row_block_tasks(task, m, ops.block_rows)
+    for out in ops.run(tasks, "minority pairs (ε)"):
+        if out is None or stop.is_set():
+            stop.set()
+            continue
+        r0, rows, cols, uniq, cnt = out
+        _add_row_block(below, r0, rows, cols)
+        for v, c in zip(uniq.tolist(), cnt, strict=True):
+            acc = per_value.get(v)
+            if acc is None:
+                if len(per_value) >= limit:
+                    stop.set()
+                    break
+                acc = per_value[v] = np.zeros(m, dtype=np.int32)
+            acc[r0:] += c
+    if stop.is_set():
+        raise TooManyClasses
+    values = np.array(sorted(per_value), dtype=np.float64)
+    counts = (
+        np.stack([per_value[v] for v in values.tolist()])
+        if len(values)
+        else np.zeros((0, m), dtype=np.int32)
+    )
+    return Classes(below, lo2, hi2, values, counts)
+
+
+def class_order_stats(cls: Classes, ranks: list[int], tol: float) -> dict[int, float] | None:
+    """Exact rank values from a class pass, or None when a rank falls outside the bracket.
+
+    Pairs below the bracket have canonical c² < lo2 + tol, pairs above c² > hi2 − tol; a
+    value v with lo2 + 2·tol < v² < hi2 − 2·tol is therefore above every pair below and
+    under every pair above, so its rank among all pairs is known from the counts."""
+    below = int(cls.below.sum()) // 2
+    cum = below + np.cumsum(cls.pair_counts())
+    out: dict[int, float] = {}
+    for r in ranks:
+        if r < below or not len(cum):
+            return None
+        pos = int(np.searchsorted(cum, r, side="right"))
+        if pos >= len(cls.values):
+            return None
+        v = float(cls.values[pos])
+        if not (cls.lo2 + 2 * tol < v * v < cls.hi2 - 2 * tol):
+            return None
+        out[r] = v
+    return out
+
+
+def minority_within_counts(ops: Any, geo: Geometry, idx: np.ndarray, eps: float) -> np.ndarray:
+    """For each minority member, how many *other* minority members lie within ε."""
+    lo2, hi2 = geo.band(eps)
+    A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
+    m = len(idx)
+
+    def task(r0: int) -> tuple[int, np.ndarray, np.ndarray]:
+        rows, cols, i, j, _ = _minority_row_block(ops, A, B, r0, m, lo2, hi2)
+        if len(i):
+            ok = canonical_distances(geo.X, idx[i + r0], idx[j + r0]) <= eps
+            rows += np.bincount(i[ok], minlength=len(rows))
+            cols += np.bincount(j[ok], minlength=len(cols))
+        return r0, rows, cols
+
+    counts = np.zeros(m, dtype=np.int64)
+    for r0, rows, cols in ops.run(row_block_tasks(task, m, ops.block_rows), "minority pairs"):
+        _add_row_block(counts, r0, rows, cols)
+    return counts
+
+
+def cross_pass(
+    ops: Any,
+    geo: Geometry,
+    rows_idx: np.ndarray,
+    cols_idx: np.ndarray,
+    eps: float | None,
+    proximity: bool,
+) -> tuple[np.ndarray | None, float]:
+    """Minority rows × majority columns: per-row counts within ε (if eps is given) and
+    the sum of exp(−distance) over all pairs (if proximity)."""
+    A, B = ops.put(geo.A[rows_idx]), ops.put(geo.B[cols_idx])
+    m, big = len(rows_idx), len(cols_idx)
+    br, bc = ops.block_rows, ops.block_cols
+    lo2 = hi2 = 0.0
+    if eps is not None:
+        lo2, hi2 = geo.band(eps)
+
+    def task(r0: int) -> tuple[int, np.ndarray | None, list[float]]:
+        r1 = min(r0 + br, m)
+        rows = np.zeros(r1 - r0, dtype=np.int64) if eps is not None else None
+        sums: list[float] = []
+        for c0 in range(0, big, bc):
+            s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
+            if rows is not None:
+                lt = s < lo2
+                rc = ops.host(ops.count(lt, axis=1))
+                rows += rc
+                le = s <= hi2
+                if int(ops.count(le)) > int(rc.sum()):
+                    i, j = ops.nonzero(le & ~lt)
+                    ok = canonical_distances(geo.X, rows_idx[i + r0], cols_idx[j + c0]) <= eps
+                    rows += np.bincount(i[ok], minlength=len(rows))
+            if proximity:
+                if ops.minimum(s) < _SMALL_SQ:
+                    i, j = ops.nonzero(s < _SMALL_SQ)
+                    d = canonical_distances(geo.X, rows_idx[i + r0], cols_idx[j + c0])
+                    sums.append(float(np.exp(-d).sum()))
+                    ops.set_at(s, i, j, math.inf)
+                sums.append(ops.exp_neg_sqrt_sum(s))
+        return r0, rows, sums
+
+    counts = np.zeros(m, dtype=np.int64) if eps is not None else None
+    parts: list[float] = []
+    for r0, rows, sums in ops.run(row_block_tasks(task, m, br), "minority x majority"):
+        if counts is not None and rows is not None:
+            counts[r0 : r0 + len(rows)] += rows
+        parts.extend(sums)
+    return counts, math.fsum(parts)
