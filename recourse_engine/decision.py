@@ -118,8 +118,24 @@ def _labels(pool: Pool, label: str) -> np.ndarray:
     return y.astype(int)
 
 
-class _ThresholdApproval:
-    """Trained models approve where their `predict_proba` reaches the threshold."""
+class _TrainedModel:
+    """Trained models: a probability from the schema's features (`_proba`), approval where
+    it reaches the threshold. Neither depends on the factual."""
+
+    schema: FeatureSchema
+    use_income: bool
+
+    def _proba(self, feats: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def predict_proba(
+        self,
+        codes: np.ndarray,
+        income: np.ndarray | None = None,
+        *,
+        factual_income: float | None = None,
+    ) -> np.ndarray:
+        return self._proba(_features(self.schema, np.atleast_2d(codes), income, self.use_income))
 
     def approves(
         self,
@@ -128,11 +144,11 @@ class _ThresholdApproval:
         *,
         factual_income: float | None = None,
     ) -> np.ndarray:
-        return self.predict_proba(codes, income) >= APPROVAL_THRESHOLD  # type: ignore[attr-defined]
+        return self.predict_proba(codes, income) >= APPROVAL_THRESHOLD
 
 
 @dataclass
-class SklearnModel(_ThresholdApproval):
+class SklearnModel(_TrainedModel):
     estimator: Any
     schema: FeatureSchema
     use_income: bool = False
@@ -143,14 +159,7 @@ class SklearnModel(_ThresholdApproval):
     def __post_init__(self) -> None:
         self.schema_hash = self.schema.hash()
 
-    def predict_proba(
-        self,
-        codes: np.ndarray,
-        income: np.ndarray | None = None,
-        *,
-        factual_income: float | None = None,
-    ) -> np.ndarray:
-        feats = _features(self.schema, np.atleast_2d(codes), income, self.use_income)
+    def _proba(self, feats: np.ndarray) -> np.ndarray:
         return self.estimator.predict_proba(feats)[:, 1]
 
 
@@ -180,7 +189,7 @@ def train_sklearn_model(
 
 
 @dataclass
-class TorchMLP(_ThresholdApproval):
+class TorchMLP(_TrainedModel):
     schema: FeatureSchema
     hidden: tuple[int, ...] = (32, 16)
     use_income: bool = False
@@ -209,16 +218,9 @@ class TorchMLP(_ThresholdApproval):
 
         return self.module(torch.as_tensor(feats, dtype=torch.float32)).squeeze(-1)
 
-    def predict_proba(
-        self,
-        codes: np.ndarray,
-        income: np.ndarray | None = None,
-        *,
-        factual_income: float | None = None,
-    ) -> np.ndarray:
+    def _proba(self, feats: np.ndarray) -> np.ndarray:
         import torch
 
-        feats = _features(self.schema, np.atleast_2d(codes), income, self.use_income)
         with torch.no_grad():
             return torch.sigmoid(self.logits(feats)).numpy().astype(float)
 

@@ -145,31 +145,35 @@ def gmc() -> Dataset:
     return _build("gmc", f, mutable, [], ("age_group", old, ("younger", "older")), y)
 
 
+def _sex_or_race(
+    stem: str,
+    f: pd.DataFrame,
+    mutable: list[str],
+    fixed: list[str],
+    sensitive: str,
+    male: np.ndarray,
+    race: tuple[str, np.ndarray, tuple[str, str]],
+    y: np.ndarray,
+) -> Dataset:
+    """Law and COMPAS come in two versions, by sex or by race: the sensitive one is the
+    group, the other joins the fixed items as a 0/1 column (`race[0]`, or `male_`)."""
+    race_col, race_flag, race_labels = race
+    if sensitive == "sex":
+        name, other, group = "sex", (race_col, race_flag), ("sex", male, ("female", "male"))
+    else:
+        name, other, group = "race", ("male_", male), ("race", race_flag, race_labels)
+    f = f.assign(**{other[0]: other[1]})
+    return _build(f"{stem}_{name}", f, mutable, [*fixed, other[0]], group, y)
+
+
 def law(sensitive: str) -> Dataset:
     mutable = ["lsat", "ugpa", "zfygpa", "zgpa"]
     f = _read("law", [*mutable, "fam_inc", "tier", "male", "race", "pass_bar"])
     male = f["male"].to_numpy().astype(int)
     white = (f["race"].astype(str) == "White").to_numpy().astype(int)
     y = f["pass_bar"].to_numpy()
-    if sensitive == "sex":
-        f = f.assign(white=white)
-        return _build(
-            "law_sex",
-            f,
-            mutable,
-            ["fam_inc", "tier", "white"],
-            ("sex", male, ("female", "male")),
-            y,
-        )
-    f = f.assign(male_=male)
-    return _build(
-        "law_race",
-        f,
-        mutable,
-        ["fam_inc", "tier", "male_"],
-        ("race", white, ("non_white", "white")),
-        y,
-    )
+    race = ("white", white, ("non_white", "white"))
+    return _sex_or_race("law", f, mutable, ["fam_inc", "tier"], sensitive, male, race, y)
 
 
 def compas(sensitive: str) -> Dataset:
@@ -178,25 +182,9 @@ def compas(sensitive: str) -> Dataset:
     male = f["sex"].to_numpy().astype(int)  # virny codes sex 1 = male
     black = (f["race"].astype(str) == "African-American").to_numpy().astype(int)
     y = 1 - f["recidivism"].to_numpy()
-    if sensitive == "sex":
-        f = f.assign(black=black)
-        return _build(
-            "compas_sex",
-            f,
-            mutable,
-            ["age", "c_charge_degree_F", "black"],
-            ("sex", male, ("female", "male")),
-            y,
-        )
-    f = f.assign(male_=male)
-    return _build(
-        "compas_race",
-        f,
-        mutable,
-        ["age", "c_charge_degree_F", "male_"],
-        ("race", black, ("other", "african_american")),
-        y,
-    )
+    race = ("black", black, ("other", "african_american"))
+    fixed = ["age", "c_charge_degree_F"]
+    return _sex_or_race("compas", f, mutable, fixed, sensitive, male, race, y)
 
 
 def adult() -> Dataset:

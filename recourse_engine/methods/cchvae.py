@@ -21,18 +21,12 @@ from typing import Any
 import numpy as np
 
 from ..encoding import normalise
-from .base import RecourseMethod
-from .vae import GaussianEncoder, kl_normal, latent_sphere_search, minibatches, mlp, reparameterise
+from .vae import GaussianEncoder, VAEMethod, kl_normal, latent_sphere_search, mlp, reparameterise
 
 
 @dataclass
-class CCHVAE(RecourseMethod):
+class CCHVAE(VAEMethod):
     latent: int = 2
-    hidden: tuple[int, ...] = (32, 16)
-    epochs: int = 60
-    batch: int = 64
-    lr: float = 5e-3
-    recon_sigma: float = 0.1
     step: float = 0.1
     n_samples: int = 300
     max_layers: int = 100
@@ -69,7 +63,7 @@ class CCHVAE(RecourseMethod):
             disc = mlp(self.latent, (16,), 1)
             disc_opt = torch.optim.Adam(disc.parameters(), lr=self.lr)
         bce = torch.nn.functional.binary_cross_entropy_with_logits
-        for idx in minibatches(len(z), self.batch, self.epochs, rng, self.progress, self.name):
+        for idx in self.batches(len(z), rng):
             mu, logvar = self.encoder_(xe[idx])
             lat = reparameterise(mu, logvar)
             if disc is not None and disc_opt is not None:

@@ -17,19 +17,14 @@ from typing import Any
 import numpy as np
 
 from ..encoding import normalise
-from .base import RecourseMethod, nearest_valid, snap
-from .vae import GaussianEncoder, kl_normal, minibatches, mlp, reparameterise
+from .base import nearest_valid, snap
+from .vae import GaussianEncoder, VAEMethod, kl_normal, mlp, reparameterise
 
 
 @dataclass
-class CRUDS(RecourseMethod):
+class CRUDS(VAEMethod):
     latent_z: int = 2
     latent_w: int = 2
-    hidden: tuple[int, ...] = (32, 16)
-    epochs: int = 60
-    batch: int = 64
-    lr: float = 5e-3
-    recon_sigma: float = 0.1
     w_mean: float = 1.5
     w_sd: float = 0.3
     adversary_weight: float = 1.0
@@ -64,7 +59,7 @@ class CRUDS(RecourseMethod):
         yt = torch.as_tensor(y, dtype=torch.float32)[:, None]
         bce = torch.nn.functional.binary_cross_entropy_with_logits
         prior_logvar = float(2 * np.log(self.w_sd))
-        for idx in minibatches(len(z), self.batch, self.epochs, rng, self.progress, self.name):
+        for idx in self.batches(len(z), rng):
             mu_z, lv_z = self.enc_z_(torch.cat([xf[idx], xi[idx]], dim=1))
             mu_w, lv_w = self.enc_w_(torch.cat([xf[idx], yt[idx]], dim=1))
             lz, lw = reparameterise(mu_z, lv_z), reparameterise(mu_w, lv_w)

@@ -1,10 +1,11 @@
-"""Small torch building blocks shared by CCHVAE, IBR and CRUDS: MLPs, the reparameterised
-Gaussian encoder, a training loop with an optional progress bar, and the growing-sphere
-search in latent space (CCHVAE's counterfactual search)."""
+"""Small torch building blocks shared by CCHVAE, IBR and CRUDS: their training settings,
+MLPs, the reparameterised Gaussian encoder, a training loop with an optional progress bar,
+and the growing-sphere search in latent space (CCHVAE's counterfactual search)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -78,6 +79,22 @@ def minibatches(
             yield order[start : start + batch]
         if callable(progress):
             progress(epoch + 1, epochs)
+
+
+@dataclass
+class VAEMethod(RecourseMethod):
+    """A method that trains VAE-style networks: hidden layers (the decoder mirrors them) and
+    minibatch Adam on a Gaussian decoder with a fixed sd `recon_sigma` (normalised scale)."""
+
+    hidden: tuple[int, ...] = (32, 16)
+    epochs: int = 60
+    batch: int = 64
+    lr: float = 5e-3
+    recon_sigma: float = 0.1
+
+    def batches(self, n: int, rng: np.random.Generator) -> Iterator[np.ndarray]:
+        """Minibatch indices over `epochs` passes, reporting progress as the method asks."""
+        return minibatches(n, self.batch, self.epochs, rng, self.progress, self.name)
 
 
 def latent_sphere_search(
