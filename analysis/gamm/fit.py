@@ -287,7 +287,7 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
         design, xtx, sum_edf, lam, full_hessian(state, design), dbeta, state.scale
     )
     aic, loglik, df_aic = inf.mgcv_aic(n, rss, sum_edf, sum_edf1, e2, design.p)
-    reml_value = state.value + _logdet_s_constant(design)
+    reml_value = state.value + logdet_s_constant(design)
     return GammFit(
         formula=formula,
         n=n,
@@ -317,7 +317,7 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
     )
 
 
-def _logdet_s_constant(design: Design) -> float:
+def logdet_s_constant(design: Design) -> float:
     """-log|S|_+ / 2 at lambda = 1 (the part of the criterion our optimiser leaves out)."""
     total = 0.0
     for t in design.terms:
