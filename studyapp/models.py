@@ -337,7 +337,8 @@ class FittedMethod(models.Model):
     """A balanced-recourse model (EBR density, IBR encoder) fitted on a study's pool.
 
     Fitted by a Celery task when the study goes live; the worker loads the stored fit
-    instead of fitting again (keyed by the pool's hash, so a new pool is fitted anew).
+    instead of fitting again (keyed by the pool's hash and the engine's fit format, so a new
+    pool, or an engine that stores fits differently, is fitted anew).
     """
 
     class State(models.TextChoices):
@@ -349,6 +350,9 @@ class FittedMethod(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="fitted_methods")
     strategy = models.CharField(max_length=20)
     pool_hash = models.CharField(max_length=64)
+    fit_format = models.CharField(
+        max_length=40, blank=True, default="", help_text="The engine's format of the stored fit."
+    )
     state = models.CharField(max_length=10, choices=State.choices, default=State.QUEUED)
     progress = models.FloatField(default=0.0, help_text="0..1")
     message = models.CharField(max_length=500, blank=True, default="")
@@ -361,7 +365,8 @@ class FittedMethod(models.Model):
         ordering = ["study", "strategy"]
         constraints = [
             models.UniqueConstraint(
-                fields=["study", "strategy", "pool_hash"], name="fitted_method_unique"
+                fields=["study", "strategy", "pool_hash", "fit_format"],
+                name="fitted_method_unique_format",
             )
         ]
 

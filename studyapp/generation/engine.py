@@ -29,6 +29,7 @@ from recourse_engine import (
     parse_design,
     pool_from_frame,
 )
+from studyapp.generation import stored_fits
 
 #: decision models a study may name: the reference study's bank rule, or a trained model
 #: uploaded by the researcher (`recourse_engine.save_model` format, kept in the study row)
@@ -113,15 +114,13 @@ def pool_of(csv_text: str, schema: FeatureSchema, source: str = "pool") -> Pool:
 def pool_index_for(study: Any) -> tuple[FeatureSchema, PoolIndex]:
     """The study's schema and prepared pool index, cached per (study, pool, model, stored
     balanced-recourse fits): an index built before a fit was stored is rebuilt with it."""
-    from studyapp.generation.method_fitting import attach_fitted, fits_version
-
     schema = schema_of(study.schema)
-    key = (study.pk, study.pool_hash, model_key(study), fits_version(study))
+    key = (study.pk, study.pool_hash, model_key(study), stored_fits.fits_version(study))
     with _lock:
         index = _index_cache.get(key)
         if index is None:
             pool = pool_of(study.pool_csv, schema, source=f"study {study.slug} pool")
-            attach_fitted(study, pool)
+            stored_fits.attach_fitted(study, pool)
             index = PoolIndex(schema, pool, study_model(study, schema))
             for stale in [k for k in _index_cache if k[0] == study.pk]:
                 del _index_cache[stale]

@@ -1,17 +1,16 @@
-"""Balanced-recourse models of a study (EBR's pool densities, IBR's encoder), fitted once.
+"""Fitting a study's pool models (EBR's densities, IBR's encoder) once, in the background.
 
-A design naming `ebr:k` or `ibr:k` needs a model fitted on the study's pool. Fitting IBR
-takes tens of seconds, far too long inside a participant's request, so it runs as a Celery
-task when the study goes live (`fits_queue`), reports its progress on a `FittedMethod` row
-(the console shows it), and stores the fitted object. Every worker process then attaches
-the stored fit to its pool (`attach_fitted`) instead of fitting again. A participant who
-arrives before the fit is stored still gets recourses: the strategy fits in-process on first
-use, with the same functions and seeds, hence the same result.
+A design naming a strategy with a pool fit (`ebr:k`, `ibr:k`; the engine's strategy table
+says which) needs a model fitted on the study's pool. Fitting IBR takes tens of seconds, far
+too long inside a participant's request, so it runs as a Celery task when the study goes
+live (`fits_queue`), reports its progress on a `FittedMethod` row (the console shows it),
+and stores the fit in the engine's versioned format. Workers read stored fits through
+`stored_fits`. A participant who arrives before the fit is stored still gets recourses: the
+strategy fits in-process on first use, with the same functions and seeds.
 """
 
 from __future__ import annotations
 
-import pickle
 import time
 from collections.abc import Callable
 from typing import Any
@@ -20,15 +19,12 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from recourse_engine import FeatureSchema, Pool
+from recourse_engine.fit_store import dump_fit, fit_format
 from recourse_engine.methods import MethodError
-from recourse_engine.methods.ebr import attach_pool_density, fit_pool_density
-from recourse_engine.methods.ibr_pool import attach_pool_ibr, fit_pool_ibr
+from recourse_engine.strategies import get_strategy, pool_fit_strategies
 from studyapp.generation import engine
 from studyapp.models import FittedMethod, Study
 
-#: design strategies that need a model fitted on the pool
-BALANCED = ("ebr", "ibr")
 _PROGRESS_EVERY_S = 0.5
 F = FittedMethod.State
 
@@ -39,21 +35,25 @@ def fit_params(strategy: str) -> dict[str, Any]:
 
 
 def balanced_strategies(study: Study) -> list[str]:
-    """The balanced strategies named by the study's design or any condition's design."""
+    """The strategies with a pool fit named by the study's design or any condition's design."""
     designs = [study.design, *(c.design for c in study.conditions.all() if c.design)]
     named = {part.strategy for text in designs for part in engine.design_of(text).parts}
-    return sorted(named & set(BALANCED))
+    return sorted(named & set(pool_fit_strategies()))
 
 
 def fits_queue(*, study: Study) -> list[FittedMethod]:
-    """Queue a fit of each balanced strategy on the current pool (idempotent: a fit that is
-    queued, running or done is left alone; a failed one is queued again)."""
+    """Queue a fit of each balanced strategy on the current pool in the engine's current fit
+    format (idempotent: a fit that is queued, running or done is left alone; a failed one is
+    queued again; one stored in an older format is ignored and fitted anew)."""
     from studyapp.generation.tasks import fit_balanced_methods
 
     rows = []
     for strategy in balanced_strategies(study):
         row, _ = FittedMethod.objects.get_or_create(
-            study=study, strategy=strategy, pool_hash=study.pool_hash
+            study=study,
+            strategy=strategy,
+            pool_hash=study.pool_hash,
+            fit_format=fit_format(strategy),
         )
         if row.state == F.FAILED:
             FittedMethod.objects.filter(pk=row.pk).update(
@@ -82,21 +82,6 @@ def _progress_writer(row_id: int, start: float = 0.0, span: float = 1.0) -> Call
     return report
 
 
-def _fit(strategy: str, schema: FeatureSchema, pool: Pool, report: Callable) -> Any:
-    params = fit_params(strategy)
-    if strategy == "ebr":
-        fitted = fit_pool_density(schema, pool, **params)
-        report(1, 1)
-        return fitted
-    fitted = fit_pool_ibr(schema, pool, progress=report, **params)
-    fitted.method.progress = False  # the callback is not part of the model
-    return fitted
-
-
-def _attach(strategy: str, pool: Pool, fitted: Any) -> None:
-    (attach_pool_density if strategy == "ebr" else attach_pool_ibr)(pool, fitted)
-
-
 def fits_run(*, study_id: int) -> dict[str, str]:
     """Fit every queued balanced strategy of the study (the Celery task's body).
 
@@ -107,7 +92,10 @@ def fits_run(*, study_id: int) -> dict[str, str]:
     schema = engine.schema_of(study.schema)
     pool = engine.pool_of(study.pool_csv, schema, source=f"study {study.slug} pool")
     out: dict[str, str] = {}
-    for row in FittedMethod.objects.filter(study=study, pool_hash=study.pool_hash):
+    rows = FittedMethod.objects.filter(study=study, pool_hash=study.pool_hash)
+    for row in rows.filter(strategy__in=pool_fit_strategies()):
+        if row.fit_format != fit_format(row.strategy):
+            continue  # an older format's row: kept for the record, never fitted again
         claimed = FittedMethod.objects.filter(pk=row.pk, state=F.QUEUED).update(
             state=F.RUNNING, progress=0.0, updated_at=timezone.now()
         )
@@ -116,8 +104,11 @@ def fits_run(*, study_id: int) -> dict[str, str]:
             continue
         t0 = time.perf_counter()
         try:
-            fitted = _fit(row.strategy, schema, pool, _progress_writer(row.pk))
-            blob = pickle.dumps(fitted, protocol=pickle.HIGHEST_PROTOCOL)
+            report = _progress_writer(row.pk)
+            pool_fit = get_strategy(row.strategy).pool_fit
+            fitted = pool_fit.fit(schema, pool, progress=report, **fit_params(row.strategy))  # type: ignore[union-attr]
+            report(1, 1)
+            blob = dump_fit(row.strategy, fitted)
         except (MethodError, ValueError) as exc:
             FittedMethod.objects.filter(pk=row.pk).update(
                 state=F.FAILED, message=str(exc)[:500], updated_at=timezone.now()
@@ -134,25 +125,3 @@ def fits_run(*, study_id: int) -> dict[str, str]:
         )
         out[row.strategy] = F.DONE
     return out
-
-
-def fits_version(study: Study) -> tuple[str, ...]:
-    """The strategies whose stored fit is ready for the current pool (part of the worker's
-    pool-index cache key, so an index built before a fit finished is rebuilt after)."""
-    return tuple(
-        FittedMethod.objects.filter(study=study, pool_hash=study.pool_hash, state=F.DONE)
-        .order_by("strategy")
-        .values_list("strategy", flat=True)
-    )
-
-
-def attach_fitted(study: Study, pool: Pool) -> list[str]:
-    """Attach the study's stored fits to `pool` (a pool parsed from the study's CSV)."""
-    attached = []
-    rows = FittedMethod.objects.filter(study=study, pool_hash=study.pool_hash, state=F.DONE)
-    for strategy, blob in rows.values_list("strategy", "blob"):
-        if blob is None:
-            continue
-        _attach(strategy, pool, pickle.loads(bytes(blob)))  # written only by fits_run
-        attached.append(strategy)
-    return attached

@@ -16,9 +16,8 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from studyapp.models import Participant, Study
-from studyapp.participation import recruitment, selectors
+from studyapp.participation import recruitment, selectors, withdrawal
 from studyapp.participation import services as flow_services
-from studyapp.participation import withdrawal
 from studyapp.participation.pages import is_known_key, page_for, page_rank
 
 

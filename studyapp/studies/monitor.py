@@ -15,7 +15,8 @@ from django.db.models import Count, DurationField, ExpressionWrapper, F, Max, Q,
 from django.db.models.fields.json import KeyTextTransform
 from django.utils import timezone
 
-from studyapp.models import FittedMethod, Participant, Study
+from studyapp.generation import stored_fits
+from studyapp.models import Participant, Study
 from studyapp.participation import assignment
 
 S = Participant.State
@@ -171,7 +172,7 @@ def study_monitor(study: Study) -> dict[str, Any]:
 
 def balanced_fits(study: Study) -> list[dict[str, Any]]:
     """Progress of the EBR/IBR pool models fitted for the study's current pool."""
-    rows = FittedMethod.objects.filter(study=study, pool_hash=study.pool_hash).order_by("strategy")
+    rows = stored_fits.current_rows(study)
     return [
         {
             "strategy": r["strategy"],

@@ -7,13 +7,17 @@ the same recourses.
 
 from __future__ import annotations
 
+import pickle
+
 import numpy as np
 import pytest
 from django.test import override_settings
 
 from recourse_engine import carloan_schema, synth_pool
+from recourse_engine.fit_store import dump_fit, fit_format, load_fit
 from recourse_engine.methods.ebr import fit_pool_density, pool_density
-from studyapp.generation import engine, method_fitting
+from recourse_engine.strategies import get_strategy
+from studyapp.generation import engine, method_fitting, stored_fits
 from studyapp.models import Condition, FittedMethod, Study
 from studyapp.studies import carloan, services
 
@@ -59,7 +63,7 @@ def test_fits_run_stores_fits_that_the_worker_reuses(eager: None) -> None:
 
     # a freshly parsed pool with the stored fit attached scores like a fresh fit
     pool = engine.pool_of(study.pool_csv, SCHEMA)
-    assert sorted(method_fitting.attach_fitted(study, pool)) == ["ebr", "ibr"]
+    assert sorted(stored_fits.attach_fitted(study, pool)) == ["ebr", "ibr"]
     fresh = fit_pool_density(SCHEMA, engine.pool_of(study.pool_csv, SCHEMA))
     attached = pool_density(SCHEMA, pool)
     np.testing.assert_allclose(attached.scores, fresh.scores, rtol=1e-12)
@@ -67,7 +71,10 @@ def test_fits_run_stores_fits_that_the_worker_reuses(eager: None) -> None:
 
     # a second run does not fit again
     assert method_fitting.fits_run(study_id=study.pk) == {"ebr": "done", "ibr": "done"}
-    assert method_fitting.fits_version(study) == ("ebr", "ibr")
+    assert stored_fits.fits_version(study) == (
+        f"ebr:{fit_format('ebr')}",
+        f"ibr:{fit_format('ibr')}",
+    )
 
 
 @override_settings(STUDYAPP_BALANCED_FIT_PARAMS=SMALL_IBR)
@@ -78,7 +85,7 @@ def test_stored_fit_gives_the_recourses_of_the_lazy_path() -> None:
     profile = {it.key: 1 for it in SCHEMA.items}
 
     stored_pool = engine.pool_of(study.pool_csv, SCHEMA)
-    method_fitting.attach_fitted(study, stored_pool)
+    stored_fits.attach_fitted(study, stored_pool)
     lazy_pool = engine.pool_of(study.pool_csv, SCHEMA)
     from recourse_engine import IncomeRule, PoolIndex
     from recourse_engine.methods.ibr_pool import attach_pool_ibr, fit_pool_ibr
@@ -100,7 +107,7 @@ def test_a_pool_without_the_group_column_fails_with_its_name_and_can_be_requeued
     assert method_fitting.fits_run(study_id=study.pk) == {"ebr": "failed"}
     row = FittedMethod.objects.get(study=study)
     assert "gender" in row.message and row.blob is None
-    assert method_fitting.attach_fitted(study, engine.pool_of(study.pool_csv, SCHEMA)) == []
+    assert stored_fits.attach_fitted(study, engine.pool_of(study.pool_csv, SCHEMA)) == []
     method_fitting.fits_queue(study=study)
     row.refresh_from_db()
     assert row.state == FittedMethod.State.QUEUED and row.message == ""
@@ -146,10 +153,8 @@ def test_the_worker_index_picks_up_a_fit_stored_after_it_was_built() -> None:
     assert _POOL_DENSITIES.get(after.pool) is not None  # attached, not fitted on first use
     assert _POOL_DENSITIES.get(before.pool) is None
     stored = FittedMethod.objects.get(study=study, strategy="ebr")
-    import pickle
-
     np.testing.assert_array_equal(
-        pool_density(SCHEMA, after.pool).scores, pickle.loads(bytes(stored.blob)).scores
+        pool_density(SCHEMA, after.pool).scores, load_fit("ebr", stored.blob).scores
     )
 
 
@@ -178,3 +183,63 @@ def test_the_monitor_shows_fit_progress_to_the_researcher() -> None:
     ]
     page = client.get(f"/console/studies/{study.slug}/monitor/").content.decode()
     assert 'id="balanced-fits"' in page and "fitted on 400 pool rows" in page
+
+
+# --- fits stored by another engine version ----------------------------------------------------
+class Moved:
+    """Stands for a fitted class that was renamed after its fit was stored."""
+
+
+def _select(study: Study) -> list[tuple[str, str]]:
+    _, index = engine.pool_index_for(study)
+    profile = {it.key: 1 for it in SCHEMA.items}
+    sel = index.select(profile, 3_500_000.0, study.design, seed=11)
+    return [(p.strategy, p.pool_id) for p in sel.picks]
+
+
+def test_a_fit_in_an_older_format_is_never_loaded_and_is_fitted_anew() -> None:
+    """A blob written before fits were versioned (a bare pickle, format "") would name classes
+    that may have moved: the worker ignores it, and queueing fits the current format."""
+    study = _study("ebr:1,sparsest:1")
+    fresh = get_strategy("ebr").pool_fit.fit(SCHEMA, engine.pool_of(study.pool_csv, SCHEMA))
+    old = FittedMethod.objects.create(
+        study=study,
+        strategy="ebr",
+        pool_hash=study.pool_hash,
+        state=FittedMethod.State.DONE,
+        blob=pickle.dumps(fresh),
+    )
+    engine.clear_cache()
+    assert stored_fits.fits_version(study) == ()
+    assert stored_fits.attach_fitted(study, engine.pool_of(study.pool_csv, SCHEMA)) == []
+    lazy = _select(study)  # fitted in-process on first use
+
+    (row,) = method_fitting.fits_queue(study=study)
+    assert row.pk != old.pk and row.fit_format == fit_format("ebr")
+    assert method_fitting.fits_run(study_id=study.pk) == {"ebr": "done"}
+    old.refresh_from_db()
+    assert old.state == FittedMethod.State.DONE and old.fit_format == ""  # left as it was
+    assert stored_fits.fits_version(study) == (f"ebr:{fit_format('ebr')}",)
+    assert _select(study) == lazy
+
+
+def test_a_current_format_blob_that_no_longer_loads_is_marked_failed_and_requeued() -> None:
+    """A class renamed without a new format string: the blob fails to unpickle, the worker
+    fits in-process instead of failing the participant, and the row is fitted again."""
+    study = _study("ebr:1,sparsest:1")
+    header = dump_fit("ebr", None).split(b"\n", 1)[0] + b"\n"
+    moved = header + pickle.dumps(Moved(), protocol=0).replace(__name__.encode(), b"gone_module")
+    row = FittedMethod.objects.create(
+        study=study,
+        strategy="ebr",
+        pool_hash=study.pool_hash,
+        fit_format=fit_format("ebr"),
+        state=FittedMethod.State.DONE,
+        blob=moved,
+    )
+    engine.clear_cache()
+    assert len(_select(study)) == 2  # recourses all the same
+    row.refresh_from_db()
+    assert row.state == FittedMethod.State.FAILED and "does not load" in row.message
+    (again,) = method_fitting.fits_queue(study=study)
+    assert again.pk == row.pk and again.state == FittedMethod.State.QUEUED
