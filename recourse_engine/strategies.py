@@ -17,8 +17,9 @@ the fitted object, and `recourse_engine.fit_store` refuses a stored fit of anoth
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import picks
@@ -249,7 +250,8 @@ _ALL = (
     ),
 )
 
-STRATEGIES: dict[str, Strategy] = {s.name: s for s in _ALL}
+#: read-only: a strategy is added to the table above, never at run time
+STRATEGIES: Mapping[str, Strategy] = MappingProxyType({s.name: s for s in _ALL})
 
 
 def get_strategy(name: str) -> Strategy:

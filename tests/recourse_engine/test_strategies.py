@@ -34,6 +34,12 @@ def test_the_table_holds_every_pool_strategy_and_every_method():
         assert entry.in_design == (name in POOL_STRATEGIES)
 
 
+def test_the_table_cannot_be_extended_at_run_time():
+    with pytest.raises(TypeError):
+        STRATEGIES["fancy"] = STRATEGIES["random"]  # type: ignore[index]
+    assert "fancy" not in STRATEGIES
+
+
 def test_methods_come_from_the_table():
     from recourse_engine.methods import CCHVAE, CRUDS, EBR, IBR, METHODS, get_method
     from recourse_engine.methods.causal import CausalRecourse
