@@ -5,33 +5,12 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 
+from analysis.cli_common import CliError, fail, read_csv
 from analysis.gamm.validate import GammInputError
-
-
-class CliError(Exception):
-    """A user-facing error: printed as one line, exit status 2."""
-
-
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
-def _read_csv(path: Path) -> pd.DataFrame:
-    if not path.is_file():
-        raise CliError(f"{path}: no such file")
-    try:
-        return pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        raise CliError(f"{path}: file is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise CliError(f"{path}: cannot parse CSV ({str(exc).splitlines()[0]})") from None
 
 
 def _check_out_file(path: Path) -> None:
@@ -50,13 +29,13 @@ def run_gamm(args: argparse.Namespace) -> int:
             raise CliError(f"--k must be at least 3, got {args.k}")
         if args.json is not None:
             _check_out_file(Path(args.json))
-        data = _read_csv(Path(args.input))
+        data = read_csv(Path(args.input))
         data.attrs["source"] = args.input
         fit = fit_gamm(data, args.outcome, args.distance, args.participant, args.basis, args.k)
     except (CliError, GammInputError) as exc:
-        return _fail(f"{args.input}: {exc}" if isinstance(exc, GammInputError) else str(exc))
+        return fail(f"{args.input}: {exc}" if isinstance(exc, GammInputError) else str(exc))
     except np.linalg.LinAlgError as exc:
-        return _fail(f"{args.input}: the model is numerically singular for these data ({exc})")
+        return fail(f"{args.input}: the model is numerically singular for these data ({exc})")
     summary = fit.summary_dict()
     if args.json is None:
         print(json.dumps(summary, indent=2))
@@ -89,11 +68,11 @@ def run_study(args: argparse.Namespace) -> int:
             fixed_gam=not args.no_pygam,
         )
     except ExportError as exc:
-        return _fail(f"{args.export}: {exc}")
+        return fail(f"{args.export}: {exc}")
     except (CliError, GammInputError) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except np.linalg.LinAlgError as exc:
-        return _fail(f"{args.export}: a model is numerically singular for these data ({exc})")
+        return fail(f"{args.export}: a model is numerically singular for these data ({exc})")
     for path in written:
         print(path)
     return 0

@@ -9,16 +9,13 @@ from __future__ import annotations
 import argparse
 import json
 import math
-import sys
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
-
-class CliError(Exception):
-    """Bad input: the message is printed as one line and the command exits with 2."""
+from analysis.cli_common import CliError, fail, read_csv
 
 
 def register(subparsers: Any) -> None:
@@ -83,11 +80,6 @@ def register(subparsers: Any) -> None:
     e.set_defaults(func=run_effects)
 
 
-def _fail(message: str) -> int:
-    print(f"error: {message}", file=sys.stderr)
-    return 2
-
-
 def _check_output(path: Path) -> None:
     parent = path.parent if str(path.parent) else Path(".")
     if not parent.is_dir():
@@ -100,14 +92,7 @@ def read_population(
     path: Path, group: str, features: list[str], units: str | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
     """Read and check the CSV: named columns exist, features are finite numbers, no gaps."""
-    if not path.is_file():
-        raise CliError(f"{path}: no such file")
-    try:
-        frame = pd.read_csv(path)
-    except pd.errors.EmptyDataError:
-        raise CliError(f"{path}: file is empty") from None
-    except (pd.errors.ParserError, UnicodeDecodeError) as exc:
-        raise CliError(f"{path}: cannot parse CSV ({str(exc).splitlines()[0]})") from None
+    frame = read_csv(path)
     if frame.empty:
         raise CliError(f"{path}: no data rows")
     wanted = [group, *features] + ([units] if units else [])
@@ -176,11 +161,11 @@ def run_segregation(args: argparse.Namespace) -> int:
             progress=_progress_bar(),
         )
     except (CliError, SegregationInputError) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except ImportError as exc:
-        return _fail(f"backend {args.backend!r} is not available ({exc})")
+        return fail(f"backend {args.backend!r} is not available ({exc})")
     except RuntimeError as exc:  # e.g. an unknown or unavailable torch device
-        return _fail(str(exc).splitlines()[0])
+        return fail(str(exc).splitlines()[0])
     out = result.to_json()
     args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
     print(json.dumps(out))
@@ -265,11 +250,11 @@ def run_effects(args: argparse.Namespace) -> int:
             progress=_progress_bar(),
         )
     except (CliError, ExportError, EffectsError, SegregationInputError) as exc:
-        return _fail(str(exc))
+        return fail(str(exc))
     except ImportError as exc:
-        return _fail(f"--compliance gamm needs analysis.gamm ({exc})")
+        return fail(f"--compliance gamm needs analysis.gamm ({exc})")
     except ValueError as exc:  # the GAMM's own input checks
-        return _fail(f"GAMM: {str(exc).splitlines()[0]}")
+        return fail(f"GAMM: {str(exc).splitlines()[0]}")
     write_report(effects, pop, args.out)
     (args.out / "effects.json").write_text(json.dumps(effects, indent=2) + "\n", encoding="utf-8")
     summary = {s: e["n_worse"] for s, e in effects["strategies"].items()}

@@ -14,7 +14,7 @@ from scipy import sparse, stats
 
 from analysis.gamm.chisq import f_ratio_mixture_sf, mixture_sf
 from analysis.gamm.design import Design, TermInfo
-from analysis.gamm.linalg import CrossProducts, Factorization
+from analysis.gamm.linalg import CrossProducts, Factorization, fixed_penalty
 
 DENSE_AIC_MAX_P = 1600
 # random-effect tests with more levels than this first try a cheap Chernoff bound on p; when it
@@ -367,7 +367,7 @@ def random_effect_test_blocked(
     d = cp.d
     k_mm = d[:, m, m] + lam_m
     k_rm = cp.b[:, m, :].T.copy()
-    k_rr = cp.a + _smooth_penalty(design, lam)
+    k_rr = cp.a + fixed_penalty(design, lam)
     for o in others:
         lo, oi = lam[o.lambda_index], o.random_index
         k_mm += d[:, m, oi] ** 2 / lo
@@ -382,7 +382,7 @@ def random_effect_test_blocked(
     w_m = fac.w[:, m, :]
     y = w_m @ fac.p
     ay = a[:, None] * y
-    c0 = lam_m * (w_m.T @ w_m) + _smooth_penalty(design, lam)
+    c0 = lam_m * (w_m.T @ w_m) + fixed_penalty(design, lam)
     diag_v = a - lam_m * a**2
     # V = diag_v + Lv Cv Lv' with Lv = [Y, W_m, a*Y]
     pf = y.shape[1]
@@ -478,12 +478,3 @@ def _chernoff_bound(
 
     res = minimize_scalar(log_bound, bounds=(0.0, 0.5 / ev_max), method="bounded")
     return float(min(1.0, np.exp(min(res.fun, 0.0))))
-
-
-def _smooth_penalty(design: Design, lam: np.ndarray) -> np.ndarray:
-    """S_lambda over the fixed block (smooths only; the blocked path has no dense re terms)."""
-    s = np.zeros((design.p_fixed, design.p_fixed))
-    for t in design.terms:
-        if t.fixed_slice is not None and t.penalty is not None:
-            s[t.fixed_slice, t.fixed_slice] += lam[t.lambda_index] * t.penalty
-    return s

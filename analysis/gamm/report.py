@@ -160,20 +160,12 @@ def _tex_escape(text: str) -> str:
     )
 
 
+#: LaTeX headers that differ from S2_COLUMNS: the statistics' letters in math mode
+_TEX_HEAD = {"t value": "$t$ value", "F value": "$F$ value", "p value": "$p$ value"}
+
+
 def table_latex(table: pd.DataFrame) -> str:
-    head = [
-        "Model",
-        "Outcome",
-        "Variable",
-        "Smth",
-        "Coef.",
-        "S.E.",
-        "$t$ value",
-        "EDF",
-        "$F$ value",
-        "$p$ value",
-        "AIC",
-    ]
+    head = [_TEX_HEAD.get(c, c) for c in S2_COLUMNS]
     lines = [r"\begin{tabular}{llllrrrrrrr}", r"\hline", " & ".join(head) + r" \\", r"\hline"]
     rows = _formatted(table)
     for i, r in enumerate(rows):

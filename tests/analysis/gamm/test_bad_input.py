@@ -4,8 +4,6 @@ no output file (CLI)."""
 from __future__ import annotations
 
 import subprocess
-import sys
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -14,7 +12,7 @@ import pytest
 from analysis.__main__ import main
 from analysis.gamm import GammInputError, fit_gamm
 
-ROOT = Path(__file__).resolve().parents[3]
+from ..run_cli import run_analysis
 
 
 def _data(n_participants: int = 12) -> pd.DataFrame:
@@ -64,13 +62,7 @@ def test_api_rejects_bad_basis_and_k():
 
 
 def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
+    return run_analysis(*args, timeout=300)
 
 
 def test_cli_bad_ratings_exit_2_and_write_nothing(tmp_path):

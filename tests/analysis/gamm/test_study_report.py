@@ -4,8 +4,6 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import numpy as np
@@ -14,7 +12,8 @@ import pytest
 
 from analysis.gamm import fit_gamm
 
-ROOT = Path(__file__).resolve().parents[3]
+from ..run_cli import run_analysis
+
 FIXTURES = Path(__file__).parent / "fixtures"
 
 
@@ -38,21 +37,11 @@ def _export(folder: Path, n_participants: int = 80) -> pd.DataFrame:
     return ev
 
 
-def _cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "analysis", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-
-
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
     base = tmp_path_factory.mktemp("study")
     kept = _export(base / "export")
-    r = _cli("study", "--export", str(base / "export"), "--out", str(base / "report"))
+    r = run_analysis("study", "--export", str(base / "export"), "--out", str(base / "report"))
     return r, base / "report", kept
 
 
@@ -128,11 +117,15 @@ def test_bad_export_exits_2_and_writes_nothing(tmp_path):
     ev = pd.read_csv(tmp_path / "export" / "evaluations.csv")
     ev.loc[3, "action"] = 9
     ev.to_csv(tmp_path / "export" / "evaluations.csv", index=False)
-    r = _cli("study", "--export", str(tmp_path / "export"), "--out", str(tmp_path / "report"))
+    r = run_analysis(
+        "study", "--export", str(tmp_path / "export"), "--out", str(tmp_path / "report")
+    )
     assert r.returncode == 2
     assert "row 4" in r.stderr and "action" in r.stderr and r.stderr.count("\n") == 1
     assert not (tmp_path / "report").exists()
-    r = _cli("study", "--export", str(tmp_path / "nothing"), "--out", str(tmp_path / "report"))
+    r = run_analysis(
+        "study", "--export", str(tmp_path / "nothing"), "--out", str(tmp_path / "report")
+    )
     assert r.returncode == 2 and not (tmp_path / "report").exists()
 
 

@@ -27,24 +27,26 @@ def population_csv(tmp_path):
     return path, frame
 
 
+def _argv(path, out, features: str = "a,b", *extra: str, group: str = "gender") -> list[str]:
+    """`segregation` on the CSV at path, writing out; extra flags after the required ones."""
+    return [
+        "segregation",
+        "--input",
+        str(path),
+        "--group",
+        group,
+        "--features",
+        features,
+        "--json",
+        str(out),
+        *extra,
+    ]
+
+
 def test_cli_writes_the_indices(population_csv, tmp_path):
     path, frame = population_csv
     out = tmp_path / "out.json"
-    rc = main(
-        [
-            "segregation",
-            "--input",
-            str(path),
-            "--group",
-            "gender",
-            "--features",
-            "a,b",
-            "--units",
-            "area",
-            "--json",
-            str(out),
-        ]
-    )
+    rc = main(_argv(path, out, "a,b", "--units", "area"))
     assert rc == 0
     got = json.loads(out.read_text())
     assert set(got) == {"n", "minority", "eps", "centralization", "atkinson", "avg_proximity"}
@@ -63,19 +65,7 @@ def test_cli_eps_options(population_csv, tmp_path):
     X = frame[["a", "b", "c"]].to_numpy()
     is_min = frame["gender"].to_numpy() == "female"
     out = tmp_path / "o.json"
-    base = [
-        "segregation",
-        "--input",
-        str(path),
-        "--group",
-        "gender",
-        "--features",
-        "a,b,c",
-        "--clusters",
-        "4",
-        "--json",
-        str(out),
-    ]
+    base = _argv(path, out, "a,b,c", "--clusters", "4")
     assert main([*base, "--eps-quantile", "0.1", "--eps-with-self-pairs"]) == 0
     assert json.loads(out.read_text())["eps"] == pytest.approx(
         ref.eps(X, is_min, 0.1, with_self=True), abs=1e-9
@@ -110,17 +100,7 @@ def test_cli_bad_input_exits_2_and_writes_nothing(
     if edit is not None:
         edit(frame).to_csv(path, index=False)
     out = tmp_path / "never.json"
-    argv = [
-        "segregation",
-        "--input",
-        str(path),
-        "--group",
-        "gender",
-        "--features",
-        "a,b",
-        "--json",
-        str(out),
-    ]
+    argv = _argv(path, out)
     for flag, value in zip(args[::2], args[1::2], strict=True):
         if flag in argv:
             argv[argv.index(flag) + 1] = value
@@ -133,23 +113,10 @@ def test_cli_bad_input_exits_2_and_writes_nothing(
 
 
 def test_cli_missing_file_and_folder(tmp_path, capsys):
-    argv = [
-        "segregation",
-        "--input",
-        str(tmp_path / "none.csv"),
-        "--group",
-        "g",
-        "--features",
-        "a",
-        "--json",
-        str(tmp_path / "o.json"),
-    ]
-    assert main(argv) == 2
+    assert main(_argv(tmp_path / "none.csv", tmp_path / "o.json", "a", group="g")) == 2
     assert "no such file" in capsys.readouterr().err
     (tmp_path / "x.csv").write_text("a,g\n1,x\n2,y\n")
-    argv[2] = str(tmp_path / "x.csv")
-    argv[-1] = str(tmp_path / "nofolder" / "o.json")
-    assert main(argv) == 2
+    assert main(_argv(tmp_path / "x.csv", tmp_path / "nofolder" / "o.json", "a", group="g")) == 2
     assert "does not exist" in capsys.readouterr().err
 
 
@@ -161,19 +128,7 @@ def test_cli_runs_as_a_module(population_csv, tmp_path):
             sys.executable,
             "-m",
             "analysis",
-            "segregation",
-            "--input",
-            str(path),
-            "--group",
-            "gender",
-            "--features",
-            "a,b,c",
-            "--eps",
-            "1",
-            "--eps-quantile",
-            "0.3",
-            "--json",
-            str(out),
+            *_argv(path, out, "a,b,c", "--eps", "1", "--eps-quantile", "0.3"),
         ],
         capture_output=True,
         text=True,
