@@ -27,7 +27,15 @@ _PART = re.compile(
 
 
 class DesignError(ValueError):
-    """A design string that cannot be used; the message names the part and the problem."""
+    """A design string that cannot be used; the message names the part and the problem.
+
+    `index` is the 0-based position of the offending part (None when the design as a whole
+    is wrong), so a caller can point at it, e.g. `design[2]`.
+    """
+
+    def __init__(self, message: str, index: int | None = None) -> None:
+        super().__init__(message)
+        self.index = index
 
 
 @dataclass(frozen=True)
@@ -124,8 +132,13 @@ def parse_design(text: str | Design) -> Design:
         return text
     if not isinstance(text, str) or not text.strip():
         raise DesignError("design is empty; e.g. sparsest:1,proximate:1,random:3")
-    parts = tuple(_parse_part(p) for p in _split_top_level(text))
-    design = Design(parts)
+    parsed = []
+    for i, raw in enumerate(_split_top_level(text)):
+        try:
+            parsed.append(_parse_part(raw))
+        except DesignError as exc:
+            raise DesignError(str(exc), index=i) from None
+    design = Design(tuple(parsed))
     if design.total > MAX_TOTAL:
         raise DesignError(f"design asks for {design.total} recourses; at most {MAX_TOTAL}")
     return design

@@ -39,3 +39,20 @@ def test_bad_designs_name_the_problem(text, needle):
 def test_balanced_strategies_are_known_to_designs():
     d = parse_design("sparsest:1,ebr:1,ibr:1,random:2")
     assert [p.label for p in d.parts] == ["sparsest", "ebr", "ibr", "random"]
+
+
+@pytest.mark.parametrize(
+    ("text", "index"),
+    [
+        ("sparsest:1,proxmate:1", 1),
+        ("lowest_cost@weighted[1,0.5,0,0]:1,random:0,sparsest:1", 1),
+        ("random:1,sparsest:1,diverse@nope:2", 2),
+        (",random:1", 0),
+        ("", None),
+        ("random:50,sparsest:50,proximate:1", None),
+    ],
+)
+def test_design_error_points_at_the_failing_part(text: str, index: int | None) -> None:
+    with pytest.raises(DesignError) as info:
+        parse_design(text)
+    assert info.value.index == index
