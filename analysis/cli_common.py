@@ -4,7 +4,6 @@ read or a number argparse refuses."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from pathlib import Path
 
@@ -30,22 +29,3 @@ def read_csv(path: Path) -> pd.DataFrame:
         raise CliError(f"{path}: file is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise CliError(f"{path}: cannot parse CSV ({str(exc).splitlines()[0]})") from None
-
-
-def non_negative_int(text: str) -> int:
-    """argparse type: a seed or count of 0 or more."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be a non-negative integer, got {text!r}")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """argparse type: a count of 1 or more."""
-    value = non_negative_int(text)
-    if value == 0:
-        raise argparse.ArgumentTypeError("must be at least 1")
-    return value

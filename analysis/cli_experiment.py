@@ -12,7 +12,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from analysis.cli_common import CliError, fail, non_negative_int, positive_int
+from analysis.cli_common import CliError, fail
+from recourse_engine.cli import non_negative_int, positive_int
 
 
 def register(subparsers: Any) -> None:

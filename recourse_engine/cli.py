@@ -66,7 +66,8 @@ def _write_atomic(out: Path, write: Callable[[Path], None]) -> None:
         raise
 
 
-def _seed(text: str) -> int:
+def non_negative_int(text: str) -> int:
+    """argparse type: a seed or count of 0 or more (also used by `python -m analysis`)."""
     try:
         value = int(text)
     except ValueError:
@@ -76,8 +77,9 @@ def _seed(text: str) -> int:
     return value
 
 
-def _positive(text: str) -> int:
-    value = _seed(text)
+def positive_int(text: str) -> int:
+    """argparse type: a count of 1 or more."""
+    value = non_negative_int(text)
     if value == 0:
         raise argparse.ArgumentTypeError("must be at least 1")
     return value
@@ -192,7 +194,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--profiles", required=True, help="profiles CSV in the pool's format")
     r.add_argument("--design", default="sparsest:1,proximate:1,random:3")
     r.add_argument("--model", help="saved decision model (default: the 4/3 income rule)")
-    r.add_argument("--seed", type=_seed, default=0)
+    r.add_argument("--seed", type=non_negative_int, default=0)
     r.add_argument("--out", required=True, help="output CSV, one row per recourse")
     r.add_argument("--coverage", help="optional CSV: requested, found and shortfall per profile")
     r.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -200,8 +202,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = sub.add_parser("synth-pool", help="write a seeded synthetic car-loan pool")
     s.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
-    s.add_argument("--n", type=_positive, default=3683)
-    s.add_argument("--seed", type=_seed, default=0)
+    s.add_argument("--n", type=positive_int, default=3683)
+    s.add_argument("--seed", type=non_negative_int, default=0)
     s.add_argument("--out", required=True)
     s.set_defaults(func=cmd_synth_pool)
 
@@ -211,7 +213,7 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--label", required=True, help="name of the 0/1 label column")
     t.add_argument("--kind", choices=("logistic", "mlp", "torch"), default="logistic")
     t.add_argument("--use-income", action="store_true", help="also use log income as a feature")
-    t.add_argument("--seed", type=_seed, default=0)
+    t.add_argument("--seed", type=non_negative_int, default=0)
     t.add_argument("--out", required=True, help="model file (.joblib, or .pt for torch)")
     t.set_defaults(func=cmd_train_model)
 

@@ -11,21 +11,10 @@ import time
 from django.db import transaction
 from django.utils import timezone
 
-from recourse_engine import (
-    DesignError,
-    ModelError,
-    PoolError,
-    SchemaError,
-)
+from recourse_engine import DesignError, ModelError, PoolError, SchemaError
 from studyapp.generation import engine
-from studyapp.models import (
-    Condition,
-    Participant,
-    Profile,
-    Recourse,
-)
+from studyapp.models import Condition, Participant, Profile, Recourse
 from studyapp.participation import recruitment
-from studyapp.participation.withdrawal import participant_delete as participant_delete
 
 log = logging.getLogger(__name__)
 
@@ -119,8 +108,8 @@ def recourses_generate(*, participant_id: int) -> str:
         ):
             return locked.generation
         Recourse.objects.bulk_create(rows)
-        locked.generation_finished_at = timezone.now()
         if rows:
+            locked.generation_finished_at = timezone.now()
             locked.generation = G.DONE
             locked.state = S.EVALUATING
             if selection.shortfall:
@@ -130,15 +119,21 @@ def recourses_generate(*, participant_id: int) -> str:
                     f"({selection.n_admissible} admissible in the pool)"
                 )
         else:
-            locked.generation = G.EMPTY
-            locked.state = S.NO_RECOURSE
-            # credited as completed: they took part (the completed outcome's code)
-            locked.completion_code = recruitment.outcome_code(locked.study, "completed")
-            locked.finished_at = timezone.now()
-            locked.flagged = True
-            locked.flag_reason = "no admissible recourse in the pool"
+            _end_without_recourse(locked, G.EMPTY, "no admissible recourse in the pool")
         locked.save()
         return locked.generation
+
+
+def _end_without_recourse(p: Participant, generation: str, reason: str) -> None:
+    """No plans to show: the (locked) participant is credited as completed, since they took
+    part (the completed outcome's code), and flagged for the researcher."""
+    p.generation = generation
+    p.generation_finished_at = timezone.now()
+    p.state = S.NO_RECOURSE
+    p.completion_code = recruitment.outcome_code(p.study, "completed")
+    p.finished_at = timezone.now()
+    p.flagged = True
+    p.flag_reason = reason
 
 
 def recourses_fail(*, participant_id: int, error: str) -> str:
@@ -155,15 +150,7 @@ def recourses_fail(*, participant_id: int, error: str) -> str:
             return ""
         if p.generation in (G.DONE, G.EMPTY) or p.state != S.WAITING:
             return p.generation
-        p.generation = G.FAILED
         p.generation_error = error[:2000]
-        p.generation_finished_at = timezone.now()
-        p.state = S.NO_RECOURSE
-        p.completion_code = recruitment.outcome_code(p.study, "completed")
-        p.finished_at = timezone.now()
-        p.flagged = True
-        p.flag_reason = "recourse generation failed (see generation error)"
+        _end_without_recourse(p, G.FAILED, "recourse generation failed (see generation error)")
         p.save()
         return p.generation
-
-

@@ -7,7 +7,6 @@ back button) or a re-delivered task changes nothing.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping, Sequence
 from functools import partial
 from typing import Any
@@ -18,22 +17,10 @@ from django.db.models import F
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from recourse_engine import (
-    rejects_factual,
-)
+from recourse_engine import rejects_factual
 from studyapp.generation import engine
-from studyapp.models import (
-    Evaluation,
-    PageVisit,
-    Participant,
-    Profile,
-    Recourse,
-    Study,
-)
+from studyapp.models import Evaluation, PageVisit, Participant, Profile, Recourse, Study
 from studyapp.participation import assignment, attention, recruitment, screening
-from studyapp.participation.withdrawal import participant_delete as participant_delete
-
-log = logging.getLogger(__name__)
 
 S = Participant.State
 G = Participant.Generation
@@ -267,7 +254,6 @@ def profile_submit(
         p.save()
         transaction.on_commit(partial(generate_recourses.delay, p.pk))
     return p
-
 
 
 def evaluation_submit(
