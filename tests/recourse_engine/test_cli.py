@@ -7,6 +7,7 @@ import pytest
 
 from recourse_engine import carloan_schema
 from recourse_engine.cli import main
+from tests.run_cli import run_module
 
 from .reference import slow_admissible, slow_proximity, slow_sparsity
 
@@ -194,13 +195,7 @@ def test_train_model_and_use_it(files, capsys):
 
 
 def _engine(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "-m", "recourse_engine", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
+    return run_module("recourse_engine", *args)
 
 
 def test_experiment_is_still_listed_and_forwards_to_analysis(tmp_path):

@@ -11,8 +11,7 @@ import pytest
 
 from analysis.__main__ import main
 from analysis.gamm import GammInputError, fit_gamm
-
-from ..run_cli import run_analysis
+from tests.run_cli import run_analysis
 
 
 def _data(n_participants: int = 12) -> pd.DataFrame:

@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 from analysis.gamm import fit_gamm
-
-from ..run_cli import run_analysis
+from tests.run_cli import run_analysis
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
