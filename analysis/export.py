@@ -5,6 +5,9 @@
 `ExportError` naming the file, row and column of the first problem — an analysis
 never silently runs on a malformed file. A `schema.json` in the folder, when
 present, is loaded so that item codes can be put on the schema's normalised scale.
+
+What a well-formed export holds (columns, ids, ratings, item prefixes) is the contract the
+platform writes it by (`analysis.contract`), so reader and writer cannot drift apart.
 """
 
 from __future__ import annotations
@@ -15,21 +18,8 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from analysis import contract as c
 from recourse_engine import FeatureSchema, SchemaError, load_schema
-
-EVALUATION_REQUIRED = (
-    "participant",
-    "recourse",
-    "strategy",
-    "sparsity",
-    "proximity",
-    "any_impossible",
-    "acceptance",
-    "action",
-)
-PARTICIPANT_REQUIRED = ("participant",)
-RATING_COLUMNS = ("acceptance", "action")
-RATING_RANGE = (1, 7)
 
 
 class ExportError(ValueError):
@@ -53,7 +43,7 @@ def _read_table(directory: Path, stem: str) -> tuple[pd.DataFrame, str]:
     csv, parquet = directory / f"{stem}.csv", directory / f"{stem}.parquet"
     if csv.exists():
         try:
-            return pd.read_csv(csv, dtype={"participant": str, "recourse": str}), csv.name
+            return pd.read_csv(csv, dtype=dict.fromkeys(c.IDENTIFIERS, str)), csv.name
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise ExportError(f"{csv.name}: cannot parse CSV ({exc})") from exc
         except pd.errors.EmptyDataError:
@@ -63,7 +53,7 @@ def _read_table(directory: Path, stem: str) -> tuple[pd.DataFrame, str]:
             frame = pd.read_parquet(parquet)
         except Exception as exc:  # pyarrow raises several unrelated types for bad files
             raise ExportError(f"{parquet.name}: cannot read Parquet ({exc})") from exc
-        for col in ("participant", "recourse"):
+        for col in c.IDENTIFIERS:
             if col in frame:
                 frame[col] = frame[col].astype(str)
         return frame, parquet.name
@@ -93,7 +83,7 @@ def _require_columns(frame: pd.DataFrame, name: str, required: tuple[str, ...]) 
 
 
 def _check_evaluations(ev: pd.DataFrame, name: str) -> pd.DataFrame:
-    _require_columns(ev, name, EVALUATION_REQUIRED)
+    _require_columns(ev, name, c.REQUIRED[c.EVALUATIONS])
     if ev.empty:
         raise ExportError(f"{name}: no evaluations")
     if ev["participant"].isna().any():
@@ -101,17 +91,18 @@ def _check_evaluations(ev: pd.DataFrame, name: str) -> pd.DataFrame:
             f"{name}: row {_first_bad(ev['participant'].isna().to_numpy())}, column 'participant': empty"
         )
     ev = ev.copy()
-    for col in RATING_COLUMNS:
+    lo, hi = c.RATING_SCALE
+    for col in c.RATING_COLUMNS:
         v = _numeric(ev, name, col)
-        bad = ((v != np.round(v)) | (v < RATING_RANGE[0]) | (v > RATING_RANGE[1])).to_numpy()
+        bad = ((v != np.round(v)) | (v < lo) | (v > hi)).to_numpy()
         if bad.any():
             row = _first_bad(bad)
             raise ExportError(
-                f"{name}: row {row}, column {col!r}: rating must be an integer 1..7, "
+                f"{name}: row {row}, column {col!r}: rating must be an integer {lo}..{hi}, "
                 f"got {ev[col].iloc[row - 1]!r}"
             )
         ev[col] = v.astype(int)
-    for col in ("sparsity", "proximity"):
+    for col in c.DISTANCE_COLUMNS:
         v = _numeric(ev, name, col)
         bad = (v < 0).to_numpy()
         if bad.any():
@@ -122,7 +113,7 @@ def _check_evaluations(ev: pd.DataFrame, name: str) -> pd.DataFrame:
     if bad.any():
         raise ExportError(f"{name}: row {_first_bad(bad)}, column 'any_impossible': must be 0 or 1")
     ev["any_impossible"] = v.astype(int)
-    dup = ev.duplicated(["participant", "recourse"]).to_numpy()
+    dup = ev.duplicated(list(c.EVALUATION_KEY)).to_numpy()
     if dup.any():
         raise ExportError(
             f"{name}: row {_first_bad(dup)}: participant and recourse repeat an earlier row"
@@ -149,10 +140,10 @@ def load_export(directory: str | Path) -> StudyExport:
     d = Path(directory)
     if not d.is_dir():
         raise ExportError(f"{d}: not a folder")
-    ev, ev_name = _read_table(d, "evaluations")
+    ev, ev_name = _read_table(d, c.EVALUATIONS)
     ev = _check_evaluations(ev, ev_name)
-    pa, pa_name = _read_table(d, "participants")
-    _require_columns(pa, pa_name, PARTICIPANT_REQUIRED)
+    pa, pa_name = _read_table(d, c.PARTICIPANTS)
+    _require_columns(pa, pa_name, c.REQUIRED[c.PARTICIPANTS])
     dup = pa["participant"].duplicated().to_numpy()
     if dup.any():
         raise ExportError(f"{pa_name}: row {_first_bad(dup)}, column 'participant': duplicate id")
@@ -163,16 +154,17 @@ def load_export(directory: str | Path) -> StudyExport:
             f"{ev_name}: row {row}, column 'participant': "
             f"{ev['participant'].iloc[row - 1]!r} is not in {pa_name}"
         )
-    items = _item_columns(ev, "x_")
-    missing_cf = [k for k in items if f"cf_{k}" not in ev.columns]
+    x_, cf_ = c.PROFILE_PREFIX, c.COUNTERFACTUAL_PREFIX
+    items = _item_columns(ev, x_)
+    missing_cf = [k for k in items if f"{cf_}{k}" not in ev.columns]
     if missing_cf:
         raise ExportError(f"{ev_name}: x_ columns without cf_ twin: {', '.join(missing_cf)}")
-    _check_codes(ev, ev_name, "x_", items)
-    _check_codes(ev, ev_name, "cf_", items)
+    _check_codes(ev, ev_name, x_, items)
+    _check_codes(ev, ev_name, cf_, items)
     schema = None
-    if (d / "schema.json").exists():
+    if (d / c.SCHEMA).exists():
         try:
-            schema = load_schema(d / "schema.json")
+            schema = load_schema(d / c.SCHEMA)
         except SchemaError as exc:
             raise ExportError(str(exc)) from None
         unknown_items = [k for k in items if k not in schema.keys]
@@ -182,7 +174,7 @@ def load_export(directory: str | Path) -> StudyExport:
             )
         for key in items:
             it = schema.item(key)
-            for prefix in ("x_", "cf_"):
+            for prefix in c.ITEM_PREFIXES:
                 bad = ~it.valid(ev[prefix + key].to_numpy())
                 if bad.any():
                     raise ExportError(

@@ -1,8 +1,12 @@
 import json
+import subprocess
+import sys
+from pathlib import Path
 
 import pandas as pd
 import pytest
 
+from analysis import contract
 from analysis.export import ExportError, load_export
 from recourse_engine import carloan_schema
 
@@ -79,3 +83,46 @@ def _empty(tmp_path):
     e = tmp_path / "empty"
     e.mkdir()
     return e
+
+
+def test_contract_needs_nothing_but_the_standard_library():
+    """Reading an export's contract must not pull in the platform, nor even pandas."""
+    code = (
+        "import sys, analysis.contract; "
+        "print(sorted({m.split('.')[0] for m in sys.modules} & "
+        "{'django', 'studyapp', 'rest_framework', 'recourse_engine', 'pandas', 'numpy'}))"
+    )
+    root = Path(__file__).resolve().parents[2]
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=root
+    )
+    assert out.stdout.strip() == "[]"
+
+
+def test_reader_requires_the_contracts_columns(tmp_path):
+    d = _write(tmp_path)
+    ev = pd.read_csv(d / "evaluations.csv")
+    assert set(contract.REQUIRED[contract.EVALUATIONS]) <= set(ev.columns)
+    for col in contract.REQUIRED[contract.EVALUATIONS]:
+        ev.drop(columns=[col]).to_csv(d / "evaluations.csv", index=False)
+        with pytest.raises(ExportError, match=f"evaluations.csv: missing column\\(s\\) {col}$"):
+            load_export(d)
+    ev.to_csv(d / "evaluations.csv", index=False)
+    pd.read_csv(d / "participants.csv").drop(columns=["participant"]).to_csv(
+        d / "participants.csv", index=False
+    )
+    with pytest.raises(ExportError, match="participants.csv: missing column\\(s\\) participant"):
+        load_export(d)
+
+
+@pytest.mark.parametrize(
+    ("states", "outcomes"),
+    [
+        (["completed", "no_recourse", "withdrawn"], ["completed", "no_recourse", "withdrew"]),
+        (["evaluating", "screening", "no_such_state"], ["incomplete"] * 3),
+    ],
+)
+def test_outcome_of_each_state(states, outcomes):
+    assert [contract.outcome(s) for s in states] == outcomes
+    assert contract.CODE_OUTCOME["no_recourse"] == "completed"  # credited, not "no_recourse"
+    assert set(contract.OUTCOMES) == {*contract.STATE_OUTCOME.values(), contract.UNFINISHED}

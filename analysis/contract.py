@@ -1,0 +1,319 @@
+"""The export's column contract, stated once for the side that writes it and the sides that
+read it.
+
+The platform writes a study's export (`studyapp.export`) and serves the same facts through
+its API (`studyapp.api`); analyses read the files back (`analysis.export`). Each used to keep
+its own column lists, types, descriptions and outcome names, free to drift apart without a
+test noticing. The contract lives in `analysis` because analysis may not import the platform
+(Django) while the platform may import analysis, and it needs nothing but the standard
+library, so reading an export never pulls in the web app.
+
+Descriptions and allowed values are templates: `{slug}`, `{design}`, ... stand for facts of
+one study that the codebook fills in; left unfilled, `GENERIC_FACTS` words them for any
+study (the API's field descriptions).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, NamedTuple, Protocol
+
+#: the files of an export folder (the two tables also come as `.parquet`)
+EVALUATIONS = "evaluations"
+PARTICIPANTS = "participants"
+CODEBOOK = "codebook.csv"
+SCHEMA = "schema.json"
+CODEBOOK_COLUMNS = ("file", "column", "type", "allowed", "description")
+
+#: codebook types; Parquet stores integer as int64, float as float64, the others as text
+TYPES = ("string", "integer", "float", "datetime")
+RATING_SCALE = (1, 7)
+ISO_UTC = "ISO 8601 UTC"
+
+
+class Entry(NamedTuple):
+    """A column's codebook row, less the file and column name."""
+
+    type: str
+    allowed: str
+    description: str
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    description: str
+    allowed: str = ""
+    #: a list written as one ';'-joined string (the API sends it as a list)
+    joined: bool = False
+    #: an integer that may be missing: written as a nullable integer so 2 stays 2, not 2.0
+    optional: bool = False
+
+    def describe(self, facts: Mapping[str, str] | None = None, *, in_file: bool = True) -> str:
+        """The description, with a study's facts (or generic wording) filled in; `in_file`
+        adds how a list is written into a CSV cell."""
+        text = self.description.format_map({**GENERIC_FACTS, **(facts or {})})
+        return text + (", ';'-joined" if self.joined and in_file else "")
+
+    def entry(self, facts: Mapping[str, str] | None = None) -> Entry:
+        allowed = self.allowed.format_map({**GENERIC_FACTS, **(facts or {})})
+        return Entry(self.type, allowed, self.describe(facts))
+
+
+#: what the templates say when no study's facts are given
+GENERIC_FACTS: dict[str, str] = {
+    "slug": "",
+    "design": "the study's design",
+    "keys": "",
+    "scale": f"{RATING_SCALE[0]}..{RATING_SCALE[1]}",
+    "acceptance_question": "acceptance rating",
+    "action_question": "action rating",
+    "states": "",
+    "consent_version": "",
+    "generations": "",
+    "attention_max_failures": "attention_max_failures",
+}
+
+# --- outcomes -----------------------------------------------------------------------------
+#: a participant's end state -> the outcome the participation ended with (`outcome` column)
+STATE_OUTCOME: dict[str, str] = {
+    "completed": "completed",
+    "screened_out": "screened_out",
+    "no_recourse": "no_recourse",
+    "quota_full": "quota_full",
+    "failed_attention": "failed_attention",
+    "withdrawn": "withdrew",
+}
+#: the outcome of every state not in STATE_OUTCOME: still on the way
+UNFINISHED = "incomplete"
+OUTCOMES = (*STATE_OUTCOME.values(), UNFINISHED)
+#: outcomes that get another outcome's completion code and return link: a participant with
+#: no admissible recourse took part, and no plan was their bad luck
+CREDITED_AS = {"no_recourse": "completed"}
+#: a participant's end state -> the outcome whose code and return link they get
+CODE_OUTCOME: dict[str, str] = {s: CREDITED_AS.get(o, o) for s, o in STATE_OUTCOME.items()}
+
+
+def outcome(state: str) -> str:
+    return STATE_OUTCOME.get(state, UNFINISHED)
+
+
+# --- fixed columns ------------------------------------------------------------------------
+_ALL = (
+    Column("study", "string", "study id (slug)", "{slug}"),
+    Column("participant", "integer", "pseudonymous participant id (never the panel id)"),
+    Column("condition", "string", "experimental condition (empty: single condition)"),
+    Column("gender", "string", "gender answered at screening (label)"),
+    Column("age", "integer", "age answered at screening (years)", optional=True),
+    Column(
+        "income",
+        "float",
+        "annual income in JPY: midpoint of the screening band (see docs/studyapp.md)",
+    ),
+    Column("income_band", "string", "income band answered at screening"),
+    Column("recourse", "integer", "recourse id"),
+    Column("strategy", "string", "design strategy that chose the recourse ({design})"),
+    Column("position", "integer", "display order of the recourse (randomised)", "1..k"),
+    Column("sparsity", "integer", "number of changed items (L0)", "0..d"),
+    Column(
+        "proximity",
+        "float",
+        "sum of |x'-x|/M over ordinal items + 1 per changed categorical",
+        ">=0",
+    ),
+    Column("changed", "string", "changed item keys", "{keys}", joined=True),
+    Column(
+        "impossible",
+        "string",
+        "changed items the participant marked impossible",
+        "{keys}",
+        joined=True,
+    ),
+    Column("any_impossible", "integer", "any changed item marked impossible", "0=no; 1=yes"),
+    Column("acceptance", "integer", "{acceptance_question}", "{scale}"),
+    Column("action", "integer", "{action_question}", "{scale}"),
+    Column("acceptance_why", "string", "free-text reason for the acceptance rating"),
+    Column("action_why", "string", "free-text reason for the action rating"),
+    Column("seconds_on_page", "float", "seconds from first view of the plan page to submit", ">=0"),
+    Column("submitted_at", "datetime", "time the evaluation was stored", ISO_UTC),
+    Column("state", "string", "participant's state at export", "{states}"),
+    Column("outcome", "string", "how the participation ended", "; ".join(OUTCOMES)),
+    Column("consent_version", "string", "version of the consent text agreed", "{consent_version}"),
+    Column("consented_at", "datetime", "time of consent", ISO_UTC),
+    Column("decision", "string", "decision model's verdict on the profile", "rejected; approved"),
+    Column("generation", "string", "status of recourse generation", "{generations}"),
+    Column("recourses_seconds", "float", "seconds from profile submit to recourses stored", ">=0"),
+    Column("n_evaluations", "integer", "evaluations stored", ">=0"),
+    Column("flagged", "integer", "case flagged for the researcher", "0; 1"),
+    Column("recruitment_id", "string", "panel id the participant arrived with (PROLIFIC_PID...)"),
+    Column("panel", "string", "other panel parameters (STUDY_ID, SESSION_ID, ...)", "JSON object"),
+    Column("attention_failures", "integer", "attention checks answered wrongly", ">=0"),
+    Column(
+        "attention_excluded",
+        "integer",
+        "1 when attention failures exceed the study's limit ({attention_max_failures})",
+        "0; 1",
+    ),
+    Column("flag_reason", "string", "why the case was flagged"),
+    Column("started_at", "datetime", "time the participant opened the study link", ISO_UTC),
+    Column("finished_at", "datetime", "time the participation ended", ISO_UTC),
+)
+#: every fixed column of every file by name; a name means the same in each file it is in
+COLUMNS: dict[str, Column] = {c.name: c for c in _ALL}
+
+#: free text and panel ids leave only when asked for
+TEXT_COLUMNS = ("acceptance_why", "action_why")
+PANEL_COLUMNS = ("recruitment_id", "panel")
+RATING_COLUMNS = ("acceptance", "action")
+DISTANCE_COLUMNS = ("sparsity", "proximity")
+#: one evaluation per participant and recourse
+EVALUATION_KEY = ("participant", "recourse")
+#: ids: labels, not quantities, so analyses read them as text
+IDENTIFIERS = ("participant", "recourse")
+#: the columns analyses rely on: a table without one of them is refused
+REQUIRED = {
+    EVALUATIONS: (
+        "participant",
+        "recourse",
+        "strategy",
+        *DISTANCE_COLUMNS,
+        "any_impossible",
+        *RATING_COLUMNS,
+    ),
+    PARTICIPANTS: ("participant",),
+}
+
+#: the fixed columns of evaluations.csv in order; the item families follow them
+EVALUATION_COLUMNS = (
+    "study",
+    "participant",
+    "condition",
+    "gender",
+    "age",
+    "income",
+    "recourse",
+    "strategy",
+    "position",
+    "sparsity",
+    "proximity",
+    "changed",
+    "impossible",
+    "any_impossible",
+    *RATING_COLUMNS,
+    *TEXT_COLUMNS,
+    "seconds_on_page",
+    "submitted_at",
+)
+#: the fixed columns of participants.csv in order; `screen_<key>` columns come after
+#: `outcome`, the profile's `x_<item>` at the end
+PARTICIPANT_COLUMNS = (
+    "study",
+    "participant",
+    *PANEL_COLUMNS,
+    "condition",
+    "state",
+    "outcome",
+    "gender",
+    "age",
+    "income_band",
+    "income",
+    "consent_version",
+    "consented_at",
+    "decision",
+    "generation",
+    "recourses_seconds",
+    "n_evaluations",
+    "attention_failures",
+    "attention_excluded",
+    "flagged",
+    "flag_reason",
+    "started_at",
+    "finished_at",
+)
+
+
+# --- column families: one column per schema item, screening question, ... -----------------
+PROFILE_PREFIX = "x_"
+COUNTERFACTUAL_PREFIX = "cf_"
+SCREENING_PREFIX = "screen_"
+#: named by DESIGN.md § Export (researcher-defined evaluation items, qualitative codes); no
+#: writer produces them yet, so the codebook refuses them until one does
+QUESTION_PREFIX = "q_"
+CODE_PREFIX = "code_"
+ITEM_PREFIXES = (PROFILE_PREFIX, COUNTERFACTUAL_PREFIX)
+_WHOSE = {
+    PROFILE_PREFIX: "participant's profile",
+    COUNTERFACTUAL_PREFIX: "counterfactual (ideal profile)",
+}
+
+
+class Item(Protocol):
+    """What the codebook needs of a schema item (`recourse_engine.FeatureItem` has it)."""
+
+    @property
+    def label(self) -> str: ...
+    @property
+    def constraint(self) -> str: ...
+    @property
+    def options(self) -> Sequence[str]: ...
+    @property
+    def is_numeric(self) -> bool: ...
+    @property
+    def low(self) -> float | None: ...
+    @property
+    def high(self) -> float | None: ...
+
+
+def labels(options: Iterable[str]) -> str:
+    """Option codes with their labels: `1=High school; 2=Junior college; ...`."""
+    return "; ".join(f"{i}={o}" for i, o in enumerate(options, start=1))
+
+
+def item_entry(prefix: str, item: Item) -> Entry:
+    """An `x_<item>` or `cf_<item>` column: an option code, or the value of a numeric item."""
+    if item.is_numeric:
+        typ, allowed = "float", f"{item.low:g}..{item.high:g}"
+    else:
+        typ, allowed = "integer", labels(item.options)
+    return Entry(typ, allowed, f"{item.label}: {_WHOSE[prefix]}, option code ({item.constraint})")
+
+
+def screening_entry(question: Mapping[str, Any]) -> Entry:
+    """A `screen_<key>` column: the answer's code (codes ';'-joined for a multiple choice)."""
+    multi = question["type"] == "multi"
+    if question["type"] == "integer":
+        allowed = f"{question.get('min')}..{question.get('max')}"
+    else:
+        allowed = labels(question.get("options", []))
+    description = f"screening answer: {question.get('label', question['key'])}"
+    return Entry(
+        "string" if multi else "integer",
+        allowed,
+        description + (" (codes ';'-joined)" if multi else ""),
+    )
+
+
+def evaluation_columns(items: Sequence[str], *, with_text: bool = False) -> list[str]:
+    """evaluations.csv's columns for a schema's item keys."""
+    fixed = [c for c in EVALUATION_COLUMNS if with_text or c not in TEXT_COLUMNS]
+    return [
+        *fixed,
+        *(PROFILE_PREFIX + k for k in items),
+        *(COUNTERFACTUAL_PREFIX + k for k in items),
+    ]
+
+
+def participant_columns(
+    items: Sequence[str], screening: Sequence[str], *, with_panel_ids: bool = False
+) -> list[str]:
+    """participants.csv's columns for a schema's item keys and screening question keys."""
+    fixed = [c for c in PARTICIPANT_COLUMNS if with_panel_ids or c not in PANEL_COLUMNS]
+    cut = fixed.index("outcome") + 1
+    return [
+        *fixed[:cut],
+        *(SCREENING_PREFIX + k for k in screening),
+        *fixed[cut:],
+        *(PROFILE_PREFIX + k for k in items),
+    ]
