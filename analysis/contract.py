@@ -28,6 +28,7 @@ CODEBOOK_COLUMNS = ("file", "column", "type", "allowed", "description")
 
 #: codebook types; Parquet stores integer as int64, float as float64, the others as text
 TYPES = ("string", "integer", "float", "datetime")
+#: the acceptance and action ratings' scale, both ends included
 RATING_SCALE = (1, 7)
 ISO_UTC = "ISO 8601 UTC"
 
@@ -250,7 +251,7 @@ _WHOSE = {
 
 
 class Item(Protocol):
-    """What the codebook needs of a schema item (`recourse_engine.FeatureItem` has it)."""
+    """What the codebook needs of a schema item (`recourse_engine.schema.Item` has it)."""
 
     @property
     def label(self) -> str: ...

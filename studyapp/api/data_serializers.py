@@ -1,6 +1,10 @@
 """How participants and evaluations leave the API: pseudonymous ids only, the panel id and
 free text only when the caller asks for them (and may see them). The access code — a
-participant's only credential — never leaves."""
+participant's only credential — never leaves.
+
+A field that is also an export column carries the export codebook's description of it
+(`analysis.contract`), and the evaluation fields are the export's columns less what belongs
+to the participant, so the API and the files describe the same facts in the same words."""
 
 from __future__ import annotations
 
@@ -8,6 +12,7 @@ from typing import Any
 
 from rest_framework import serializers
 
+from analysis import contract
 from studyapp.models import Evaluation, Participant
 
 PARTICIPANT_FIELDS = [
@@ -32,24 +37,41 @@ PARTICIPANT_FIELDS = [
     "updated_at",
     "finished_at",
 ]
-PANEL_FIELDS = ["recruitment_id", "panel"]
+PANEL_FIELDS = list(contract.PANEL_COLUMNS)
+#: API field -> the export column it is, where the names differ
+_AS_COLUMN = {"id": "participant", "income_jpy": "income", "created_at": "started_at"}
+
+
+def _help(column: str) -> str:
+    """The export's description of a column, worded for any study and for a JSON value."""
+    return contract.COLUMNS[column].describe(in_file=False)
+
+
+def _described(fields: list[str], renamed: dict[str, str]) -> dict[str, dict[str, str]]:
+    """`extra_kwargs` giving each field that is an export column the export's description."""
+    return {
+        f: {"help_text": _help(renamed.get(f, f))}
+        for f in fields
+        if renamed.get(f, f) in contract.COLUMNS
+    }
 
 
 class ParticipantSerializer(serializers.ModelSerializer):
-    n_evaluations = serializers.IntegerField(read_only=True)
+    n_evaluations = serializers.IntegerField(read_only=True, help_text=_help("n_evaluations"))
 
     class Meta:
         model = Participant
         fields = PARTICIPANT_FIELDS
         read_only_fields = fields
+        extra_kwargs = _described(PARTICIPANT_FIELDS, _AS_COLUMN)
 
 
 class PanelFields(serializers.Serializer):
     """Present only with `?with_panel_ids=1`: documented as optional (drf-spectacular lists
     every read-only field as required, so these are declared plain; nothing writes here)."""
 
-    recruitment_id = serializers.CharField(required=False)
-    panel = serializers.JSONField(required=False)
+    recruitment_id = serializers.CharField(required=False, help_text=_help("recruitment_id"))
+    panel = serializers.JSONField(required=False, help_text=_help("panel"))
 
 
 class ParticipantWithPanelSerializer(PanelFields, ParticipantSerializer):
@@ -82,48 +104,48 @@ class ParticipantDetailWithPanelSerializer(PanelFields, ParticipantDetailSeriali
         read_only_fields = fields
 
 
+#: the export's evaluation columns less the participant's attributes (the participant
+#: endpoints have them) and `any_impossible` (`impossible` is a list here); text on request
 EVALUATION_FIELDS = [
     "id",
-    "participant",
-    "condition",
-    "recourse",
-    "strategy",
-    "position",
-    "sparsity",
-    "proximity",
-    "changed",
-    "impossible",
-    "acceptance",
-    "action",
-    "seconds_on_page",
-    "submitted_at",
+    *(
+        c
+        for c in contract.evaluation_columns([], with_text=False)
+        if c not in ("study", "gender", "age", "income", "any_impossible")
+    ),
 ]
 
 
+def _column(field: type[serializers.Field], source: str, column: str, **kw: Any) -> Any:
+    """A read-only field from a related row, described as the export column it is."""
+    return field(source=source, read_only=True, help_text=_help(column), **kw)
+
+
 class EvaluationSerializer(serializers.ModelSerializer):
-    participant = serializers.IntegerField(source="participant_id", read_only=True)
-    condition = serializers.CharField(source="participant.condition", read_only=True)
-    recourse = serializers.IntegerField(source="recourse_id", read_only=True)
-    strategy = serializers.CharField(source="recourse.strategy", read_only=True)
-    position = serializers.IntegerField(source="recourse.position", read_only=True)
-    sparsity = serializers.IntegerField(source="recourse.sparsity", read_only=True)
-    proximity = serializers.FloatField(source="recourse.proximity", read_only=True)
-    changed = serializers.ListField(
-        source="recourse.changed", child=serializers.CharField(), read_only=True
+    participant = _column(serializers.IntegerField, "participant_id", "participant")
+    condition = _column(serializers.CharField, "participant.condition", "condition")
+    recourse = _column(serializers.IntegerField, "recourse_id", "recourse")
+    strategy = _column(serializers.CharField, "recourse.strategy", "strategy")
+    position = _column(serializers.IntegerField, "recourse.position", "position")
+    sparsity = _column(serializers.IntegerField, "recourse.sparsity", "sparsity")
+    proximity = _column(serializers.FloatField, "recourse.proximity", "proximity")
+    changed = _column(
+        serializers.ListField, "recourse.changed", "changed", child=serializers.CharField()
     )
 
     class Meta:
         model = Evaluation
         fields = EVALUATION_FIELDS
         read_only_fields = fields
+        extra_kwargs = _described(EVALUATION_FIELDS, {})
 
 
 class EvaluationWithTextSerializer(EvaluationSerializer):
     """`?with_text=1`: the free-text reasons too (documented as not required)."""
 
-    acceptance_why = serializers.CharField(required=False)
-    action_why = serializers.CharField(required=False)
+    acceptance_why = serializers.CharField(required=False, help_text=_help("acceptance_why"))
+    action_why = serializers.CharField(required=False, help_text=_help("action_why"))
 
     class Meta(EvaluationSerializer.Meta):
-        fields = [*EVALUATION_FIELDS, "acceptance_why", "action_why"]
+        fields = [*EVALUATION_FIELDS, *contract.TEXT_COLUMNS]
         read_only_fields = fields

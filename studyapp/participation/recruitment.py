@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 
 from django.utils.translation import gettext as _
 
+from analysis import contract
 from studyapp.models import Participant, Study
 
 #: parameters carrying a panel member's id, with the companions kept beside it
@@ -28,17 +29,9 @@ PANEL_IDS: dict[str, tuple[str, ...]] = {
 }
 _VALUE = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
 
-S = Participant.State
-
-#: a participant's end state -> the outcome whose code and return link they get
-STATE_OUTCOME: dict[str, str] = {
-    S.COMPLETED: "completed",
-    S.NO_RECOURSE: "completed",  # credited: they took part; no plan was their bad luck
-    S.SCREENED_OUT: "screened_out",
-    S.QUOTA_FULL: "quota_full",
-    S.FAILED_ATTENTION: "failed_attention",
-    S.WITHDRAWN: "withdrew",
-}
+#: a participant's end state -> the outcome whose code and return link they get (the export's
+#: outcome map, with no_recourse credited as completed)
+STATE_OUTCOME: dict[str, str] = contract.CODE_OUTCOME
 
 
 class PanelError(ValueError):

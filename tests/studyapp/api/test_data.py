@@ -6,12 +6,15 @@ from __future__ import annotations
 import csv
 import io
 import zipfile
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 from django.utils import timezone
+from drf_spectacular.generators import SchemaGenerator
 
+from analysis import contract
+from studyapp.api import data_serializers as ds
 from studyapp.models import Evaluation, Participant, Profile, Recourse, Withdrawal
 from tests.studyapp.api.conftest import Cast, add_participant
 
@@ -213,6 +216,49 @@ def test_export_zip(crowd: Cast) -> None:
     assert {"reason 1", "because"} <= {row["acceptance_why"] for row in evaluations}
     panel = {row["recruitment_id"] for row in _csv(zf, "participants.csv")}
     assert {"A0", "A1", "A2", "A3", "PID-1"} <= panel
+
+
+def _same(api: Any, cell: str) -> bool:
+    """An API value and the export's CSV cell for it say the same thing."""
+    if isinstance(api, list):
+        return ";".join(api) == cell
+    if isinstance(api, float):
+        return api == pytest.approx(float(cell), abs=5e-4)  # the export rounds to 3 places
+    if isinstance(api, str) and api.endswith("Z"):  # DRF writes UTC as Z
+        return datetime.fromisoformat(api) == datetime.fromisoformat(cell)
+    return str(api) == cell
+
+
+def test_api_evaluations_are_the_export_columns(crowd: Cast) -> None:
+    """Every evaluation field but the API's own id is an export column with the same value."""
+    client = crowd.client("owner")
+    url = "/api/studies/loans/evaluations/"
+    api = client.get(url, {"page_size": 1000, "with_text": "1"}).json()["results"]
+    rows = {
+        int(r["recourse"]): r
+        for r in _csv(_zip(client.get("/api/studies/loans/export/?with_text=1")), "evaluations.csv")
+    }
+    assert (
+        len(api) == len(rows) == Evaluation.objects.filter(participant__study=crowd.study).count()
+    )
+    fields = ds.EvaluationWithTextSerializer.Meta.fields
+    assert fields[0] == "id" and list(api[0]) == fields
+    for item in api:
+        row = rows[item["recourse"]]
+        for field in fields[1:]:
+            assert _same(item[field], row[field]), (field, item[field], row[field])
+
+
+def test_api_schema_describes_fields_in_the_codebooks_words() -> None:
+    schemas = SchemaGenerator().get_schema(request=None, public=True)["components"]["schemas"]
+    evaluation = schemas["EvaluationWithText"]["properties"]
+    for field in ("participant", "strategy", "sparsity", "impossible", "acceptance_why"):
+        assert evaluation[field]["description"] == contract.COLUMNS[field].describe(in_file=False)
+    assert evaluation["changed"]["description"] == "changed item keys"  # a list, not ';'-joined
+    participant = schemas["ParticipantWithPanel"]["properties"]
+    assert participant["id"]["description"] == contract.COLUMNS["participant"].describe()
+    assert participant["income_jpy"]["description"] == contract.COLUMNS["income"].describe()
+    assert participant["panel"]["description"] == contract.COLUMNS["panel"].describe()
 
 
 def test_export_refusals_are_json(crowd: Cast) -> None:
