@@ -45,7 +45,7 @@ def main() -> None:
     from django.core.management import call_command
 
     from recourse_engine import carloan_schema, synth_pool
-    from studyapp.export.writer import export_zip_stream
+    from studyapp.export import export_zip_stream
     from studyapp.studies import carloan, services
     from tests.studyapp.console.factory import populate
 

@@ -134,7 +134,7 @@ class ExportView(StudyScoped, APIView):
         },
     )
     def get(self, request: Request, slug: str) -> Any:
-        from studyapp.export.writer import export_zip_stream
+        from studyapp.export import export_zip_stream
 
         study = self.study
         panel = _panel_ids(request, study)

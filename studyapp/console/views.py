@@ -14,7 +14,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
-from studyapp.export.writer import export_zip_stream
+from studyapp.export import export_zip_stream
 from studyapp.models import Participant, Study
 from studyapp.studies import access
 from studyapp.studies.monitor import study_monitor

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from studyapp.export.writer import ExportError, export_study
+from studyapp.export import ExportError, export_study
 from studyapp.management.base import StudyCommand
 
 

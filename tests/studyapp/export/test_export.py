@@ -161,7 +161,7 @@ def seeded(study: Any) -> Any:
 
 
 def _zip(study: Any, **kwargs: Any) -> zipfile.ZipFile:
-    from studyapp.export.writer import export_zip_stream
+    from studyapp.export import export_zip_stream
 
     pieces = list(export_zip_stream(study, **kwargs))
     assert len(pieces) > 1 and all(pieces)  # produced in pieces, none empty
@@ -174,7 +174,7 @@ def _all_text(zf: zipfile.ZipFile) -> str:
 
 @pytest.mark.parametrize("chunk_size", [1, 5, 2000])
 def test_streamed_zip_equals_the_frames(seeded: Any, chunk_size: int) -> None:
-    from studyapp.export.writer import codebook_frame, evaluations_frame, participants_frame
+    from studyapp.export import codebook_frame, evaluations_frame, participants_frame
 
     zf = _zip(seeded, with_text=True, with_panel_ids=True, chunk_size=chunk_size)
     assert zf.testzip() is None

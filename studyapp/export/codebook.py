@@ -1,0 +1,64 @@
+"""The codebook: every exported column with its type, allowed values and meaning, so that an
+export can be analysed without the platform.
+
+The wording is the contract's (`analysis.contract`); what is left here are the facts of one
+study it is filled with: slug, design, item keys, the rating scale and questions, the
+consent version and the states a participant can be in.
+"""
+
+from __future__ import annotations
+
+import pandas as pd
+
+from analysis import contract as c
+from studyapp.export.tables import Tables
+from studyapp.models import Participant, Study
+
+
+class ExportError(ValueError):
+    """An export that cannot be written as asked."""
+
+
+def study_facts(tables: Tables) -> dict[str, str]:
+    """What the contract's templates leave to the study (`{slug}`, `{design}`, ...)."""
+    study = tables.study
+    ev_texts = study.schema.get("evaluation", {})
+    lo, hi = c.RATING_SCALE
+    return {
+        "slug": study.slug,
+        "design": str(study.design),
+        "keys": "; ".join(tables.schema.keys),
+        "scale": c.labels(ev_texts.get("scale", [str(i) for i in range(lo, hi + 1)])),
+        "acceptance_question": str(ev_texts.get("acceptance_question", "acceptance")),
+        "action_question": str(ev_texts.get("action_question", "action")),
+        "states": "; ".join(Participant.State.values),
+        "consent_version": str(study.consent_version),
+        "generations": "; ".join(v for v in Participant.Generation.values if v),
+        "attention_max_failures": str(study.attention_max_failures),
+    }
+
+
+def codebook_frame(study: Study, columns: dict[str, list[str]]) -> pd.DataFrame:
+    """One row per column of each exported file: name, type, allowed values, description."""
+    tables = Tables.of(study)
+    facts = study_facts(tables)
+    questions = {f"{c.SCREENING_PREFIX}{q['key']}": q for q in tables.questions}
+    rows = []
+    for file, cols in columns.items():
+        for col in cols:
+            if col in c.COLUMNS:
+                entry = c.COLUMNS[col].entry(facts)
+            elif col in questions:
+                entry = c.screening_entry(questions[col])
+            elif col.startswith(c.ITEM_PREFIXES):
+                prefix = next(p for p in c.ITEM_PREFIXES if col.startswith(p))
+                entry = c.item_entry(prefix, tables.schema.item(col[len(prefix) :]))
+            else:
+                raise ExportError(f"codebook: no description for column {col!r} of {file}")
+            rows.append({"file": file, "column": col, **entry._asdict()})
+    return pd.DataFrame(rows, columns=list(c.CODEBOOK_COLUMNS))
+
+
+def codebook_for(tables: Tables) -> pd.DataFrame:
+    """The codebook of the files `tables` makes."""
+    return codebook_frame(tables.study, tables.columns)
