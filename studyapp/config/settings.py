@@ -62,6 +62,7 @@ INSTALLED_APPS = [
     "django_filters",
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our static files: works offline
+    "django_jsonform",  # the console's structured settings editor (its JS is in our static files)
     "studyapp",
 ]
 

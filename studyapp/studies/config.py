@@ -1,0 +1,430 @@
+"""The study configuration: one typed model (pydantic) of everything a researcher may set on a
+study, so the console, the API and the services accept and refuse exactly the same things and
+say so with the same words.
+
+Before, six places each held a part of these rules (and disagreed: the console and the API
+took different outcome codes and panel parameters). Now a setting's rule lives only here; the
+forms and serializers call `config_validate`, the services call it again inside their
+transaction, and the JSON Schema of the model drives the console's editor and the OpenAPI
+document. Errors are (path, problem) pairs such as ``design[1]: unknown strategy 'proxmate'``
+or ``attention_checks[0].answer: 4 is not an option (1..3)``.
+
+Rules that need the study (which screening questions exist, whether a model file is stored)
+read them from the validation context (`ConfigContext`); without one they are skipped.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    HttpUrl,
+    StrictInt,
+    TypeAdapter,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+from pydantic_core import PydanticCustomError
+
+from recourse_engine import DesignError, parse_design
+from studyapp.models import OUTCOMES, STUDY_LANGUAGES, default_outcome_codes
+from studyapp.studies.errors import ConfigError, config_problems
+
+#: the page texts a study may set (participant templates read these keys and no others)
+TEXT_KEYS = (
+    "welcome", "consent", "scenario", "profile_intro", "rejection", "waiting", "plan_intro",
+    "no_recourse", "completion", "screenout", "quota_full", "failed_attention", "withdrawn",
+)  # fmt: skip
+LANGUAGES = tuple(code for code, _ in STUDY_LANGUAGES)
+DECISION_MODELS = ("income_rule", "uploaded")
+DEFAULT_DESIGN = "sparsest:1,proximate:1,random:3"
+
+#: what a pattern means, for the message when a value does not match it
+PATTERNS = {
+    "code": (r"^[A-Za-z0-9_-]{1,40}$", "use 1-40 letters, digits, '-' or '_'"),
+    "check_key": (
+        r"^[a-z][a-z0-9_]{0,39}$",
+        "use 1-40 lower-case letters, digits or '_', starting with a letter",
+    ),
+    "page": (r"^(profile|evaluation-[1-9][0-9]{0,2})$", "use 'profile' or 'evaluation-N' (N = 1, 2, ...)"),
+    "slug": (r"^[-a-zA-Z0-9_]{1,60}$", "use 1-60 letters, digits, '-' or '_'"),
+    "panel_param": (
+        r"^([A-Za-z][A-Za-z0-9_.-]{0,59})?$",
+        "a URL parameter name: letters, digits, '_', '.' or '-', a letter first",
+    ),
+}  # fmt: skip
+PATTERN_HINTS = {pattern: hint for pattern, hint in PATTERNS.values()}
+
+
+def _problem(kind: str, message: str, at: str = "") -> PydanticCustomError:
+    """A validation error; `at` extends its path below the value (e.g. "[1]" or "[2].key")."""
+    return PydanticCustomError(kind, "{problem}", {"problem": message, "at": at})
+
+
+def _plain_text(value: str) -> str:
+    if "\x00" in value:
+        raise _problem("text", "contains a NUL character")
+    if any("\ud800" <= ch <= "\udfff" for ch in value):
+        raise _problem("text", "contains an unpaired surrogate character")
+    return value
+
+
+def _pattern(name: str) -> Any:
+    return Field(pattern=PATTERNS[name][0])
+
+
+def _split_parts(text: str) -> list[str]:
+    """A design's comma-separated parts; commas inside [...] (weights) do not split."""
+    parts, depth, current = [], 0, []
+    for ch in text:
+        depth += (ch == "[") - (ch == "]")
+        if ch == "," and depth == 0:
+            parts.append("".join(current))
+            current = []
+        else:
+            current.append(ch)
+    return [*parts, "".join(current)]
+
+
+def _failing_part(text: str) -> int | None:
+    for i, part in enumerate(_split_parts(text)):
+        try:
+            parse_design(part)
+        except DesignError:
+            return i
+    return None
+
+
+_PART_PREFIX = re.compile(r"^part (?:'[^']*'|\"[^\"]*\"): ")
+
+
+def design_normalise(value: str) -> str:
+    """The engine's reading of a design; an error names the failing part by its index."""
+    try:
+        return str(parse_design(value))
+    except DesignError as exc:
+        index = getattr(exc, "index", None)
+        if index is None and value.strip():
+            index = _failing_part(value)
+        at = f"[{index}]" if index is not None else ""
+        raise _problem("design", _PART_PREFIX.sub("", str(exc)), at) from None
+
+
+def _design_or_blank(value: str) -> str:
+    return design_normalise(value) if value.strip() else ""
+
+
+def _url_or_blank(value: str) -> str:
+    value = value.strip()
+    if value:
+        try:
+            url = TypeAdapter(HttpUrl).validate_python(value)
+        except ValidationError:
+            url = None
+        if url is None or url.scheme not in ("http", "https"):
+            raise _problem("url", f"{value!r} is not an http(s) URL")
+    return value
+
+
+Text = Annotated[str, AfterValidator(_plain_text)]
+LongText = Annotated[Text, Field(max_length=20_000)]
+ShortText = Annotated[Text, Field(min_length=1, max_length=200)]
+Design = Annotated[Text, Field(max_length=500), AfterValidator(design_normalise)]
+
+
+class _Strict(BaseModel):
+    """Unknown keys are refused (a typo such as 'desing' must not be a silent no-op)."""
+
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=True)
+
+
+class PageTexts(_Strict):
+    """The page texts in one language; a blank text falls back to the English one."""
+
+    model_config = ConfigDict(str_strip_whitespace=False, title="Page texts")
+
+    welcome: LongText = Field("", description="Welcome page, before the study starts.")
+    consent: LongText = Field("", description="Consent page.")
+    scenario: LongText = Field("", description="The scenario participants imagine.")
+    profile_intro: LongText = Field("", description="Above the profile questions.")
+    rejection: LongText = Field("", description="The rejection by the AI system.")
+    waiting: LongText = Field("", description="While the recourses are prepared.")
+    plan_intro: LongText = Field("", description="Above each plan ({position}, {total}).")
+    no_recourse: LongText = Field("", description="When no action plan is found.")
+    completion: LongText = Field("", description="Completion page.")
+    screenout: LongText = Field("", description="Screened out.")
+    quota_full: LongText = Field("", description="Quota full.")
+    failed_attention: LongText = Field("", description="Failed attention checks.")
+    withdrawn: LongText = Field("", description="After withdrawing.")
+
+
+class Texts(_Strict):
+    """Page texts per language."""
+
+    en: PageTexts = Field(default_factory=PageTexts, title="English")
+    ja: PageTexts = Field(default_factory=PageTexts, title="日本語 (Japanese)")
+
+    def stored(self) -> dict[str, dict[str, str]]:
+        """As the study row keeps them: blank texts and empty languages left out."""
+        out = {}
+        for lang in LANGUAGES:
+            texts = {k: v for k, v in getattr(self, lang).model_dump().items() if v.strip()}
+            if texts:
+                out[lang] = texts
+        return out
+
+
+class OutcomeCode(_Strict):
+    model_config = ConfigDict(title="Code and return link")
+
+    code: Annotated[Text, _pattern("code")] = Field(description="Completion code shown.")
+    redirect_url: Annotated[Text, Field(max_length=500), AfterValidator(_url_or_blank)] = Field(
+        "", description="Where the participant is sent back (blank: no redirect)."
+    )
+
+
+class OutcomeCodes(_Strict):
+    """A completion code and a return link per way of leaving the study."""
+
+    completed: OutcomeCode = Field(title="Completed")
+    screened_out: OutcomeCode = Field(title="Screened out")
+    quota_full: OutcomeCode = Field(title="Quota full")
+    failed_attention: OutcomeCode = Field(title="Failed attention check")
+    withdrew: OutcomeCode = Field(title="Withdrew")
+
+
+assert tuple(OutcomeCodes.model_fields) == OUTCOMES
+
+
+class AttentionCheck(_Strict):
+    """An instructed-response item shown as an extra question on a page."""
+
+    model_config = ConfigDict(title="Attention check")
+
+
+    key: Annotated[Text, _pattern("check_key")]
+    prompt: Annotated[Text, Field(min_length=1, max_length=2000)]
+    options: Annotated[
+        list[Annotated[Text, Field(min_length=1, max_length=500)]],
+        Field(min_length=2, max_length=20),
+    ]
+    answer: Annotated[StrictInt, Field(ge=1, description="1-based number of the right option")]
+    page: Annotated[Text, _pattern("page")]
+
+    @field_validator("answer")
+    @classmethod
+    def _answer_is_an_option(cls, value: int, info: ValidationInfo) -> int:
+        options = info.data.get("options")
+        if options is not None and value > len(options):
+            raise _problem("answer", f"{value} is not an option (1..{len(options)})")
+        return value
+
+
+class ConditionConfig(_Strict):
+    """A between-participant condition with its own design (blank: the study's)."""
+
+    model_config = ConfigDict(title="Condition")
+
+
+    name: Annotated[Text, _pattern("slug")]
+    design: Annotated[Text, Field(max_length=500), AfterValidator(_design_or_blank)] = ""
+
+
+class QuotaConfig(_Strict):
+    """At most `limit` participants in a cell: a condition, a screening answer, or both."""
+
+    model_config = ConfigDict(title="Quota")
+
+
+    condition: Annotated[Text, Field(max_length=60)] = Field("", description="Blank: all.")
+    screening_key: Annotated[Text, Field(max_length=60)] = ""
+    screening_value: Annotated[Text, Field(max_length=60)] = Field(
+        "", description="An option code 1..n or its label."
+    )
+    limit: Annotated[int, Field(ge=1, le=1_000_000_000)]
+
+    @model_validator(mode="after")
+    def _key_and_value(self) -> QuotaConfig:
+        if bool(self.screening_key) != bool(self.screening_value):
+            raise _problem("quota", "a screening quota needs both the question key and the value")
+        return self
+
+
+def _unique(items: Sequence[Any], attr: str, what: str) -> None:
+    seen: set[str] = set()
+    for i, item in enumerate(items):
+        value = getattr(item, attr)
+        if value in seen:
+            raise _problem("duplicate", f"duplicate {what} {value!r}", f"[{i}].{attr}")
+        seen.add(value)
+
+
+class StudyConfig(_Strict):
+    """Every setting of a study (the row, its eligibility rules, conditions and quotas)."""
+
+    title: ShortText
+    language: Literal["en", "ja"] = Field("en", description="Participant pages.")
+    texts: Texts = Field(default_factory=Texts)
+    consent_version: Annotated[Text, Field(min_length=1, max_length=40)] = "1"
+    design: Design = Field(DEFAULT_DESIGN, description="e.g. sparsest:1,proximate:1,random:3")
+    decision_model: Literal["income_rule", "uploaded"] = "income_rule"
+    seed: Annotated[int, Field(ge=0, le=2**62)] = 0
+    eligibility: dict[Text, list[int]] = Field(
+        default_factory=dict,
+        description="Screening question key -> eligible option codes (none: everyone).",
+    )
+    conditions: Annotated[list[ConditionConfig], Field(max_length=50)] = Field(
+        default_factory=list
+    )
+    quotas: Annotated[list[QuotaConfig], Field(max_length=200)] = Field(default_factory=list)
+    attention_checks: Annotated[list[AttentionCheck], Field(max_length=50)] = Field(
+        default_factory=list
+    )
+    attention_max_failures: Annotated[int, Field(ge=0, le=50)] = 0
+    attention_rule: Literal["end", "flag"] = "end"
+    outcome_codes: OutcomeCodes
+    panel_param: Annotated[Text, _pattern("panel_param")] = ""
+    assignment_timeout_minutes: Annotated[int, Field(ge=1, le=7 * 24 * 60)] = 60
+
+    @field_validator("conditions")
+    @classmethod
+    def _condition_names(cls, value: list[ConditionConfig]) -> list[ConditionConfig]:
+        _unique(value, "name", "condition name")
+        return value
+
+    @field_validator("attention_checks")
+    @classmethod
+    def _check_keys(cls, value: list[AttentionCheck]) -> list[AttentionCheck]:
+        _unique(value, "key", "key")
+        return value
+
+    @field_validator("eligibility")
+    @classmethod
+    def _eligibility(cls, value: dict[str, list[int]], info: ValidationInfo) -> dict:
+        questions = _context(info).get("screening")
+        out = {}
+        for key, codes in value.items():
+            if questions is not None:
+                q = questions.get(key)
+                if q is None or q.get("type") not in ("choice", "multi"):
+                    choices = [k for k, q in questions.items() if q.get("type") != "integer"]
+                    raise _problem(
+                        "eligibility",
+                        f"not a choice question of the schema (one of: {', '.join(choices)})",
+                        f".{key}",
+                    )
+                n = len(q.get("options", []))
+                for i, code in enumerate(codes):
+                    if not 1 <= code <= n:
+                        raise _problem("eligibility", f"{code} is not an option (1..{n})", f".{key}[{i}]")
+            if codes:
+                out[key] = sorted(set(codes))
+        return out
+
+    @field_validator("decision_model")
+    @classmethod
+    def _model_file(cls, value: str, info: ValidationInfo) -> str:
+        if value == "uploaded" and _context(info).get("has_model_blob") is False:
+            raise _problem(
+                "decision_model",
+                "'uploaded': no model file stored; a superuser must upload the model file first",
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _quota_cells(self, info: ValidationInfo) -> StudyConfig:
+        names = [c.name for c in self.conditions]
+        questions = _context(info).get("screening")
+        for i, quota in enumerate(self.quotas):
+            if quota.condition and quota.condition not in names:
+                known = ", ".join(names) or "none defined"
+                raise _problem(
+                    "quota",
+                    f"no condition named {quota.condition!r} (conditions: {known})",
+                    f"quotas[{i}].condition",
+                )
+            if not quota.screening_key or questions is None:
+                continue
+            q = questions.get(quota.screening_key)
+            if q is None:
+                raise _problem(
+                    "quota",
+                    f"{quota.screening_key!r} is not a screening question ({', '.join(questions)})",
+                    f"quotas[{i}].screening_key",
+                )
+            options = [str(o) for o in q.get("options", [])]
+            codes = [str(c) for c in range(1, len(options) + 1)]
+            if options and quota.screening_value not in codes + options:
+                raise _problem(
+                    "quota",
+                    f"{quota.screening_value!r} for {quota.screening_key!r}: an option code "
+                    f"1..{len(options)} or its label",
+                    f"quotas[{i}].screening_value",
+                )
+        return self
+
+    def stored(self) -> dict[str, Any]:
+        """JSON-ready, as the study row and the API show it."""
+        data = self.model_dump()
+        data["texts"] = self.texts.stored()
+        return data
+
+
+SETTINGS = tuple(StudyConfig.model_fields)
+assert tuple(PageTexts.model_fields) == TEXT_KEYS
+
+
+def _context(info: ValidationInfo) -> Mapping[str, Any]:
+    return info.context if isinstance(info.context, Mapping) else {}
+
+
+def config_validate(
+    data: Mapping[str, Any],
+    *,
+    screening: Sequence[Mapping[str, Any]] | None = None,
+    has_model_blob: bool | None = None,
+) -> StudyConfig:
+    """The validated configuration, or ConfigError naming every problem by its path.
+
+    `screening`: the schema's screening questions (eligibility and quota keys are checked
+    against them); `has_model_blob`: whether a model file is stored or being uploaded.
+    """
+    context: dict[str, Any] = {"has_model_blob": has_model_blob}
+    if screening is not None:
+        context["screening"] = {q["key"]: q for q in screening}
+    try:
+        return StudyConfig.model_validate(dict(data), context=context)
+    except ValidationError as exc:
+        raise ConfigError(config_problems(exc, StudyConfig, PATTERN_HINTS)) from None
+
+
+def placeholders(names: Sequence[str]) -> dict[str, Any]:
+    """Valid stand-ins for the named settings (their defaults; fresh outcome codes)."""
+    out: dict[str, Any] = {}
+    for name in names:
+        field = StudyConfig.model_fields.get(name)
+        if name == "outcome_codes":
+            out[name] = default_outcome_codes()
+        elif name == "title":
+            out[name] = "-"
+        elif field is not None:
+            value = field.get_default(call_default_factory=True)
+            out[name] = value.model_dump() if isinstance(value, BaseModel) else value
+    return out
+
+
+def unknown_settings(keys: Sequence[str]) -> list[tuple[str, str]]:
+    """Problems for keys that are no setting at all."""
+    return [
+        (key, f"unknown field; expected one of: {', '.join(SETTINGS)}")
+        for key in keys
+        if key not in SETTINGS
+    ]

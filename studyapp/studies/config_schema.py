@@ -1,0 +1,82 @@
+"""The JSON Schema of the study configuration, in the two shapes its readers need: plain JSON
+Schema with references resolved (the OpenAPI document's response fields) and the dialect of
+the console's structured editor (django-jsonform).
+
+Both come from `StudyConfig.model_json_schema()`, so the editor offers exactly the fields
+the model accepts; nothing about a setting is written twice.
+"""
+
+from __future__ import annotations
+
+import copy
+from functools import cache
+from typing import Any
+
+from studyapp.studies.config import StudyConfig
+
+#: strings at least this long get a multi-line text box in the editor
+_TEXTAREA_FROM = 1000
+#: keywords the editor understands (others, such as `pattern`, stay server-side)
+_EDITOR_KEYWORDS = {
+    "type",
+    "title",
+    "properties",
+    "items",
+    "required",
+    "enum",
+    "default",
+    "minimum",
+    "maximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "additionalProperties",
+}
+
+
+@cache
+def _config_schema() -> dict[str, Any]:
+    return StudyConfig.model_json_schema()
+
+
+def _resolve(node: Any, defs: dict[str, Any]) -> Any:
+    if isinstance(node, dict):
+        if "$ref" in node:
+            target = defs[node["$ref"].rsplit("/", 1)[-1]]
+            merged = {**target, **{k: v for k, v in node.items() if k != "$ref"}}
+            return _resolve(merged, defs)
+        return {k: _resolve(v, defs) for k, v in node.items()}
+    if isinstance(node, list):
+        return [_resolve(v, defs) for v in node]
+    return node
+
+
+def setting_json_schema(name: str) -> dict[str, Any]:
+    """JSON Schema of one setting (e.g. "texts"), with every reference resolved inline."""
+    schema = _config_schema()
+    out = _resolve(copy.deepcopy(schema["properties"][name]), schema.get("$defs", {}))
+    out["title"] = name.replace("_", " ").capitalize()
+    return out
+
+
+def _editor(node: dict[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in node.items() if k in _EDITOR_KEYWORDS}
+    if "description" in node:
+        out["help_text"] = node["description"]
+    if "properties" in node:
+        out["type"] = "object"
+        out["properties"] = {k: _editor(v) for k, v in node["properties"].items()}
+        out["additionalProperties"] = False
+    if isinstance(node.get("items"), dict):
+        out["items"] = _editor(node["items"])
+    if isinstance(node.get("additionalProperties"), dict):
+        out["additionalProperties"] = _editor(node["additionalProperties"])
+    if out.get("type") == "string" and node.get("maxLength", 0) >= _TEXTAREA_FROM:
+        out["widget"] = "textarea"
+    return out
+
+
+def editor_schema(name: str) -> dict[str, Any]:
+    """One setting's schema in django-jsonform's dialect (for the console's editor)."""
+    return _editor(setting_json_schema(name))
