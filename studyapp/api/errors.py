@@ -8,6 +8,8 @@ from collections.abc import Iterable
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, ValidationError
 
+from studyapp.studies.errors import ConfigError
+
 
 class DetailSerializer(serializers.Serializer):
     """The body of a refusal that is not about one field."""
@@ -29,7 +31,10 @@ _LEAD = re.compile(r"^\s*([a-z_]+)")
 
 def as_validation_error(exc: Exception, fields: Iterable[str]) -> ValidationError:
     """A service message such as "design: unknown strategy 'x'" under the field it names
-    ("design"), else under non_field_errors."""
+    ("design"), else under non_field_errors; a configuration error's problems each under
+    the setting its path starts with."""
+    if isinstance(exc, ConfigError):
+        return ValidationError(exc.by_field())
     message = str(exc)
     match = _LEAD.match(message)
     known = set(fields)

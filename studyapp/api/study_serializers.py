@@ -1,24 +1,31 @@
 """Payloads of the study endpoints: what a study looks like, and what creating or changing
-one may send. Every field is checked here (messages name the field); the writes themselves
-are in `studyapp.study_setup`, `studyapp.services` and `study_writes`."""
+one may send.
+
+The request's own fields (a slug, a schema, a pool) are checked here; every study setting is
+checked by the study configuration model (`studies.config`, the console's rules too), whose
+path-named problems come back under the setting they start with, e.g.
+``{"design": ["design[1]: unknown strategy 'proxmate'; ..."]}``. The OpenAPI document
+describes the settings with the same model (pydantic, through drf-spectacular). The writes
+themselves are the study services'.
+"""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Mapping
-from typing import Any
+from typing import Annotated, Any
 
 from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema_field
+from pydantic import BaseModel, ConfigDict, Field, create_model
 from rest_framework import serializers
 
-from recourse_engine import DesignError
-from studyapp.generation import engine
-from studyapp.models import OUTCOMES, STUDY_LANGUAGES, Study
-from studyapp.studies import access, study_setup
-from studyapp.studies.services import StudyError
+from studyapp.models import Study
+from studyapp.studies import access, carloan, config, services, updates
+from studyapp.studies.config_schema import setting_json_schema
+from studyapp.studies.errors import ConfigError, StudyError
 
-LANGUAGE_CODES = [code for code, _ in STUDY_LANGUAGES]
-#: decision models the API can choose; an uploaded model file goes through the console
-API_DECISION_MODELS = ("income_rule",)
+SLUG_PATTERN = r"^[-a-zA-Z0-9_]{1,50}$"
 
 
 class StrictSerializer(serializers.Serializer):
@@ -35,125 +42,48 @@ class StrictSerializer(serializers.Serializer):
         return super().to_internal_value(data)
 
 
-def check_design(value: str) -> str:
-    try:
-        return str(engine.design_of(value))
-    except DesignError as exc:
-        raise serializers.ValidationError(str(exc)) from None
+class SettingsSerializer(serializers.Serializer):
+    """A payload of the request's own fields (declared here) and study settings (every other
+    key), the settings checked as one configuration by `check_settings`; the validated data
+    holds them under "settings"."""
 
+    def check_settings(self, attrs: dict[str, Any], settings: dict[str, Any]) -> None:
+        raise NotImplementedError
 
-class ConditionSerializer(StrictSerializer):
-    name = serializers.SlugField(max_length=60)
-    design = serializers.CharField(
-        max_length=500, allow_blank=True, required=False, default="", help_text="Blank: study's."
-    )
-
-    def validate_design(self, value: str) -> str:
-        return check_design(value) if value.strip() else ""
-
-
-class OutcomeCodeSerializer(StrictSerializer):
-    code = serializers.RegexField(
-        r"^[A-Za-z0-9_-]{1,40}$",
-        required=False,
-        error_messages={"invalid": "1-40 letters, digits, '-' or '_'."},
-    )
-    redirect_url = serializers.URLField(max_length=500, required=False, allow_blank=True)
-
-
-class StudySettingsSerializer(StrictSerializer):
-    """Fields shared by create and partial update (all optional)."""
-
-    design = serializers.CharField(max_length=500, required=False)
-    language = serializers.ChoiceField(choices=STUDY_LANGUAGES, required=False)
-    texts = serializers.DictField(
-        child=serializers.DictField(
-            child=serializers.CharField(allow_blank=True, max_length=20000)
-        ),
-        required=False,
-        help_text="Language -> {text key (consent, scenario, ...) -> text}.",
-    )
-    consent_version = serializers.CharField(max_length=40, required=False)
-    seed = serializers.IntegerField(min_value=0, max_value=2**62, required=False)
-    decision_model = serializers.ChoiceField(choices=API_DECISION_MODELS, required=False)
-    outcome_codes = serializers.DictField(
-        child=OutcomeCodeSerializer(),
-        required=False,
-        help_text="Outcome -> {code, redirect_url}; outcomes: " + ", ".join(OUTCOMES) + ".",
-    )
-    panel_param = serializers.RegexField(
-        r"^[A-Za-z0-9_.-]{0,60}$",
-        required=False,
-        allow_blank=True,
-        error_messages={"invalid": "A URL parameter name: letters, digits, '_', '.', '-'."},
-    )
-    assignment_timeout_minutes = serializers.IntegerField(
-        min_value=1, max_value=7 * 24 * 60, required=False
-    )
-    attention_checks = serializers.ListField(
-        child=serializers.DictField(), required=False, max_length=50
-    )
-    attention_max_failures = serializers.IntegerField(min_value=0, max_value=50, required=False)
-    attention_rule = serializers.ChoiceField(choices=Study.AttentionRule.choices, required=False)
-    conditions = ConditionSerializer(many=True, required=False, max_length=50)
-
-    def validate_design(self, value: str) -> str:
-        return check_design(value)
-
-    def validate_texts(self, value: dict[str, dict[str, str]]) -> dict[str, dict[str, str]]:
-        unknown = sorted(set(value) - set(LANGUAGE_CODES))
-        if unknown:
-            raise serializers.ValidationError(
-                f"unknown language(s) {', '.join(unknown)}; expected {', '.join(LANGUAGE_CODES)}"
-            )
-        return value
-
-    def validate_outcome_codes(self, value: dict[str, dict[str, str]]) -> dict[str, Any]:
-        unknown = sorted(set(value) - set(OUTCOMES))
-        if unknown:
-            raise serializers.ValidationError(
-                f"unknown outcome(s) {', '.join(unknown)}; expected {', '.join(OUTCOMES)}"
-            )
-        return value
-
-    def validate_conditions(self, value: list[dict[str, str]]) -> list[dict[str, str]]:
-        names = [c["name"] for c in value]
-        dup = sorted({n for n in names if names.count(n) > 1})
-        if dup:
-            raise serializers.ValidationError(f"duplicate condition name(s): {', '.join(dup)}")
-        return value
-
-    def validate_attention_checks(self, value: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """The console's rule (the participant side's validator), cleaned as it stores them."""
+    def to_internal_value(self, data: Any) -> dict[str, Any]:
+        if not isinstance(data, Mapping):
+            raise serializers.ValidationError({"non_field_errors": ["Expected a JSON object."]})
+        own = {k: v for k, v in data.items() if k in self.fields}
+        settings = {k: v for k, v in data.items() if k not in self.fields}
+        errors: dict[str, Any] = {}
+        attrs: dict[str, Any] = {}
         try:
-            return study_setup.clean_attention_checks(value)
-        except StudyError as exc:
-            raise serializers.ValidationError(str(exc)) from None
+            attrs = dict(super().to_internal_value(own))
+        except serializers.ValidationError as exc:
+            errors.update(exc.detail)
+        unknown = config.unknown_settings(list(settings))
+        if unknown:
+            errors.update(ConfigError(unknown).by_field())
+        elif not errors:
+            try:
+                self.check_settings(attrs, settings)
+            except ConfigError as exc:
+                errors.update(exc.by_field())
+            except StudyError as exc:
+                errors.setdefault("schema", []).append(str(exc))
+        if errors:
+            raise serializers.ValidationError(errors)
+        return {**attrs, "settings": settings}
 
 
-class StudyCreateSerializer(StudySettingsSerializer):
+class StudyCreateSerializer(SettingsSerializer):
     slug = serializers.RegexField(
-        r"^[-a-zA-Z0-9_]{1,50}$",
+        SLUG_PATTERN,
         error_messages={"invalid": "1-50 letters, digits, '-' or '_' (it appears in links)."},
     )
-    title = serializers.CharField(max_length=200)
-    schema = serializers.JSONField(
-        required=False,
-        allow_null=True,
-        help_text="Feature schema (recourse_engine format); omitted or null: the car-loan one.",
-    )
-    pool = serializers.CharField(
-        required=False,
-        trim_whitespace=False,
-        max_length=64 * 1024 * 1024,
-        help_text="Pool CSV text (id, income, one column per item); omitted: a synthetic pool.",
-    )
-    pool_size = serializers.IntegerField(
-        required=False,
-        min_value=10,
-        max_value=200_000,
-        help_text="Rows of the synthetic pool made when no pool is sent (default 3683).",
-    )
+    schema = serializers.JSONField(required=False, allow_null=True)
+    pool = serializers.CharField(required=False, trim_whitespace=False, max_length=64 * 1024 * 1024)
+    pool_size = serializers.IntegerField(required=False, min_value=10, max_value=200_000)
 
     def validate_slug(self, value: str) -> str:
         if Study.objects.filter(slug=value).exists():
@@ -172,11 +102,16 @@ class StudyCreateSerializer(StudySettingsSerializer):
             )
         return attrs
 
+    def check_settings(self, attrs: dict[str, Any], settings: dict[str, Any]) -> None:
+        schema = attrs.get("schema") or carloan.carloan_schema_dict()
+        services.study_config_for_new(schema=services.schema_of(schema), settings=settings)
 
-class StudyUpdateSerializer(StudySettingsSerializer):
-    """PATCH: the settings plus the title; slug, schema, owner and state are not changed here."""
 
-    title = serializers.CharField(max_length=200, required=False)
+class StudyUpdateSerializer(SettingsSerializer):
+    """PATCH: settings only; slug, schema, owner and state are not changed here."""
+
+    def check_settings(self, attrs: dict[str, Any], settings: dict[str, Any]) -> None:
+        updates.study_config_check(study=self.context["study"], changes=settings)
 
 
 class StateSerializer(StrictSerializer):
@@ -185,7 +120,7 @@ class StateSerializer(StrictSerializer):
 
 class DuplicateSerializer(StrictSerializer):
     slug = serializers.RegexField(
-        r"^[-a-zA-Z0-9_]{1,50}$",
+        SLUG_PATTERN,
         error_messages={"invalid": "1-50 letters, digits, '-' or '_' (it appears in links)."},
     )
 
@@ -195,6 +130,57 @@ class DuplicateSerializer(StrictSerializer):
         return value
 
 
+# --- the OpenAPI description of the requests: the configuration model, every field optional --
+def _drop_null_defaults(schema: dict[str, Any], cls: Any) -> None:
+    for prop in schema.get("properties", {}).values():
+        if "default" in prop and prop["default"] is None:
+            del prop["default"]
+
+
+def _optional(model: type[BaseModel], name: str, **replace: Any) -> type[BaseModel]:
+    """`model` with every field optional (a change names only what it changes)."""
+    fields: dict[str, Any] = {}
+    for field_name, info in model.model_fields.items():
+        if field_name in replace:
+            fields[field_name] = (replace[field_name], None)
+            continue
+        optional = copy.copy(info)
+        optional.default, optional.default_factory = None, None
+        fields[field_name] = (info.annotation, optional)
+    cfg = ConfigDict(extra="forbid", json_schema_extra=_drop_null_defaults)
+    return create_model(name, __config__=cfg, **fields)
+
+
+OutcomeCodeChange = _optional(config.OutcomeCode, "OutcomeCodeChange")
+OutcomeCodesChange = _optional(
+    config.OutcomeCodes,
+    "OutcomeCodesChange",
+    **{o: OutcomeCodeChange for o in config.OutcomeCodes.model_fields},
+)
+#: PATCH /api/studies/{slug}/: outcome codes are merged per outcome, the rest replaced
+StudySettingsChange = _optional(
+    config.StudyConfig, "StudySettingsChange", outcome_codes=OutcomeCodesChange
+)
+
+
+class StudyCreateRequest(StudySettingsChange):
+    """POST /api/studies/: a slug and a title; no schema: the car-loan study (with its
+    texts in English and Japanese); no pool: a synthetic one of `pool_size` rows."""
+
+    model_config = ConfigDict(extra="forbid", json_schema_extra=_drop_null_defaults)
+
+    slug: Annotated[str, Field(pattern=SLUG_PATTERN)]
+    title: Annotated[str, Field(min_length=1, max_length=200)]
+    schema_: dict[str, Any] = Field(
+        None, alias="schema", description="Feature schema; omitted: the car-loan one."
+    )
+    pool: str = Field(None, description="Pool CSV text (id, income, one column per item).")
+    pool_size: Annotated[int, Field(ge=10, le=200_000)] = Field(
+        None, description="Rows of the synthetic pool made when no pool is sent (default 3683)."
+    )
+
+
+# --- what a study looks like -------------------------------------------------------------------
 class ShareSerializer(StrictSerializer):
     username = serializers.CharField(max_length=150)
     remove = serializers.BooleanField(
@@ -220,13 +206,28 @@ class ConditionOutSerializer(serializers.Serializer):
     position = serializers.IntegerField()
 
 
+def _setting_field(name: str) -> serializers.Field:
+    """A stored setting, described in the OpenAPI document by the configuration model."""
+
+    @extend_schema_field(setting_json_schema(name))
+    class SettingField(serializers.JSONField):
+        pass
+
+    return SettingField(read_only=True)
+
+
 class StudySerializer(serializers.ModelSerializer):
     """A study as researchers see it (the pool's CSV itself is left out; its size and hash
     are in)."""
 
     owner = serializers.SlugRelatedField(slug_field="username", read_only=True)
     shared_with = serializers.SlugRelatedField(slug_field="username", many=True, read_only=True)
+    texts = _setting_field("texts")
+    outcome_codes = _setting_field("outcome_codes")
+    attention_checks = _setting_field("attention_checks")
     conditions = ConditionOutSerializer(many=True, read_only=True)
+    eligibility = serializers.SerializerMethodField()
+    quotas = serializers.SerializerMethodField()
     n_participants = serializers.SerializerMethodField()
 
     class Meta:
@@ -250,6 +251,8 @@ class StudySerializer(serializers.ModelSerializer):
             "attention_max_failures",
             "attention_rule",
             "conditions",
+            "eligibility",
+            "quotas",
             "pool_rows",
             "pool_hash",
             "schema_hash",
@@ -258,6 +261,22 @@ class StudySerializer(serializers.ModelSerializer):
             "updated_at",
         ]
         read_only_fields = fields
+
+    @extend_schema_field(setting_json_schema("eligibility"))
+    def get_eligibility(self, study: Study) -> dict[str, list[int]]:
+        return updates.eligibility_of(study.schema)
+
+    @extend_schema_field(setting_json_schema("quotas"))
+    def get_quotas(self, study: Study) -> list[dict[str, Any]]:
+        return [
+            {
+                "condition": q.condition.name if q.condition else "",
+                "screening_key": q.screening_key,
+                "screening_value": q.screening_value,
+                "limit": q.limit,
+            }
+            for q in sorted(study.quotas.all(), key=lambda q: q.pk)
+        ]
 
     def get_n_participants(self, study: Study) -> int:
         counted = getattr(study, "participant_count", None)
@@ -271,7 +290,7 @@ class StudyDetailSerializer(StudySerializer):
 
 
 class PoolPreviewSerializer(serializers.Serializer):
-    """`study_setup.PoolPreview.to_dict()`."""
+    """`pool.PoolPreview.to_dict()`."""
 
     ok = serializers.BooleanField()
     rows = serializers.IntegerField()

@@ -1,12 +1,12 @@
 """Study endpoints: list, create, retrieve, change settings, delete, state, duplicate, share,
-pool upload. Views validate with a serializer, call a write function, answer; the access
-rule is `studyapp.access` (through `permissions`)."""
+pool upload. Views validate with a serializer, call a study service, answer; the access
+rule is `studyapp.access` (through `permissions`), what a live study freezes is
+`studies.updates` (the console's list too)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.db.models import Count
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
@@ -25,20 +25,10 @@ from studyapp.api.parsers import CSVBodyParser
 from studyapp.api.permissions import IsResearcher, require_owner
 from studyapp.api.schema import ERROR_BODY_SCHEMA, ApiSchema
 from studyapp.models import Study
-from studyapp.studies import access, services, study_setup
-from studyapp.studies import updates as study_writes
+from studyapp.studies import access, duplicate, pool, services, study_setup, updates
+from studyapp.studies.errors import StudyError, StudyFrozen
 
 CONFLICT = OpenApiResponse(DetailSerializer, description="The study's state does not allow this.")
-SETTINGS = (
-    "outcome_codes",
-    "panel_param",
-    "assignment_timeout_minutes",
-    "attention_checks",
-    "attention_max_failures",
-    "attention_rule",
-    "conditions",
-    "decision_model",
-)
 
 
 def _validated(serializer_class: type, request: Request, **context: Any) -> dict[str, Any]:
@@ -68,7 +58,7 @@ class StudyViewSet(viewsets.GenericViewSet):
         return (
             access.studies_for(self.request.user)
             .select_related("owner")
-            .prefetch_related("shared_with", "conditions")
+            .prefetch_related("shared_with", "conditions", "quotas__condition")
             .annotate(participant_count=Count("participants", distinct=True))
             .order_by("slug")
         )
@@ -86,51 +76,43 @@ class StudyViewSet(viewsets.GenericViewSet):
 
     @extend_schema(
         summary="Create a draft study (owner: you)",
-        request=ss.StudyCreateSerializer,
+        request=ss.StudyCreateRequest,
         responses={201: ss.StudyDetailSerializer},
     )
     def create(self, request: Request) -> Response:
         data = _validated(ss.StudyCreateSerializer, request)
-        pool = data.pop("pool", None)
-        settings = {k: data.pop(k) for k in SETTINGS if k in data}
+        pool_text = data.get("pool")
         try:
-            with transaction.atomic():
-                study = study_setup.study_create_from_schema(
-                    slug=data["slug"],
-                    title=data["title"],
-                    schema=data.get("schema"),
-                    owner=request.user,
-                    design=data.get("design"),
-                    pool=pool.encode() if pool is not None else None,
-                    language=data.get("language", "en"),
-                    texts=data.get("texts"),
-                    consent_version=data.get("consent_version"),
-                    seed=data.get("seed", 0),
-                    pool_size=data.get("pool_size", 3683),
-                )
-                if settings:
-                    study_writes.study_update(study=study, changes=settings)
-        except study_setup.PoolRejected as exc:
+            study = study_setup.study_create_from_schema(
+                slug=data["slug"],
+                title=data["settings"].get("title", ""),
+                schema=data.get("schema"),
+                owner=request.user,
+                pool=pool_text.encode() if pool_text is not None else None,
+                pool_size=data.get("pool_size", 3683),
+                settings=data["settings"],
+            )
+        except pool.PoolRejected as exc:
             body = {"pool": [str(exc)], "pool_preview": exc.preview.to_dict()}
             return Response(body, status=status.HTTP_400_BAD_REQUEST)
-        except services.StudyError as exc:
+        except StudyError as exc:
             raise as_validation_error(exc, ss.StudyCreateSerializer().fields) from None
         return self._out(study, status.HTTP_201_CREATED)
 
     @extend_schema(
         summary="Change settings (design and texts only while the study is a draft)",
         parameters=[SLUG],
-        request=ss.StudyUpdateSerializer,
+        request=ss.StudySettingsChange,
         responses={200: ss.StudyDetailSerializer, 409: CONFLICT},
     )
     def partial_update(self, request: Request, slug: str) -> Response:
         study = self.get_object()
-        changes = _validated(ss.StudyUpdateSerializer, request, study=study)
+        changes = _validated(ss.StudyUpdateSerializer, request, study=study)["settings"]
         try:
-            study_writes.study_update(study=study, changes=changes)
-        except study_writes.StudyFrozen as exc:
+            updates.study_update(study=study, changes=changes)
+        except StudyFrozen as exc:
             raise Conflict(str(exc)) from None
-        except services.StudyError as exc:
+        except StudyError as exc:
             if study.state != Study.State.DRAFT:
                 raise Conflict(str(exc)) from None
             raise as_validation_error(exc, ss.StudyUpdateSerializer().fields) from None
@@ -145,8 +127,8 @@ class StudyViewSet(viewsets.GenericViewSet):
         study = self.get_object()
         require_owner(request.user, study, "delete it")
         try:
-            study_writes.study_delete(study=study)
-        except services.StudyError as exc:
+            updates.study_delete(study=study)
+        except StudyError as exc:
             raise Conflict(str(exc)) from None
         return Response(status=status.HTTP_204_NO_CONTENT)
 
@@ -162,7 +144,7 @@ class StudyViewSet(viewsets.GenericViewSet):
         data = _validated(ss.StateSerializer, request)
         try:
             services.study_set_state(study=study, state=data["state"])
-        except services.StudyError as exc:
+        except StudyError as exc:
             raise Conflict(str(exc)) from None
         return self._out(study)
 
@@ -178,8 +160,8 @@ class StudyViewSet(viewsets.GenericViewSet):
         require_owner(request.user, study, "duplicate it")
         data = _validated(ss.DuplicateSerializer, request)
         try:
-            copy = study_setup.study_duplicate(study=study, slug=data["slug"], owner=request.user)
-        except services.StudyError as exc:
+            copy = duplicate.study_duplicate(study=study, slug=data["slug"], owner=request.user)
+        except StudyError as exc:
             raise as_validation_error(exc, ["slug"]) from None
         return self._out(copy, status.HTTP_201_CREATED)
 
@@ -195,8 +177,8 @@ class StudyViewSet(viewsets.GenericViewSet):
         require_owner(request.user, study, "share it")
         data = _validated(ss.ShareSerializer, request)
         try:
-            study_writes.study_share(study=study, user=data["username"], remove=data["remove"])
-        except services.StudyError as exc:
+            updates.study_share(study=study, user=data["username"], remove=data["remove"])
+        except StudyError as exc:
             raise ValidationError({"username": [str(exc)]}) from None
         return self._out(study)
 
@@ -229,14 +211,14 @@ class StudyViewSet(viewsets.GenericViewSet):
     )
     def pool(self, request: Request, slug: str) -> Response:
         study = self.get_object()
-        if study.state != Study.State.DRAFT:
-            raise Conflict(
-                f"study {study.slug} is {study.state}: its pool is frozen once it has gone live"
-            )
+        try:
+            updates.require_draft(study, "its pool")
+        except StudyFrozen as exc:
+            raise Conflict(str(exc)) from None
         data = self._pool_bytes(request)
         try:
-            preview = study_setup.study_replace_pool(study=study, data=data)
-        except services.StudyError as exc:
+            preview = pool.study_replace_pool(study=study, data=data)
+        except StudyError as exc:
             raise Conflict(str(exc)) from None
         body = preview.to_dict()
         return Response(body, status=status.HTTP_200_OK if preview.ok else 400)

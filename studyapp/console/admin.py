@@ -3,8 +3,10 @@ preview, state changes, duplication; participants and their data, read-only.
 
 Staff researchers (not only superusers) use it: every list and object goes through
 `studyapp.access` (owner, shared with, superuser). A live study's design, conditions,
-schema, pool and the participant-facing settings are read-only (the same list as the API's,
-`api.study_writes.DRAFT_ONLY`). The custom pages live in `console/admin_views.py`.
+schema, pool and the participant-facing settings are read-only (the list the API uses too,
+`studies.updates.DRAFT_ONLY`). The admin validates with its forms and writes through the
+study services only (`save_model`, `save_related`, `delete_model`, the actions), never with
+the ORM. The custom pages live in `console/admin_views.py`.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from typing import Any
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.utils import flatten_fieldsets
 from django.db.models import QuerySet
 from django.http import HttpRequest, HttpResponse
 from django.template.response import TemplateResponse
@@ -20,23 +23,20 @@ from django.urls import path, reverse
 from django.utils.html import format_html
 
 from studyapp.console import admin_views
-from studyapp.console.forms import ConditionForm, QuotaForm, StudyChangeForm, eligibility_field
+from studyapp.console.forms import StudyChangeForm, eligibility_field
 from studyapp.models import (
-    Condition,
     Evaluation,
     PageVisit,
     Participant,
     Profile,
-    Quota,
     Recourse,
     Study,
     Withdrawal,
 )
-from studyapp.participation import screening
 from studyapp.participation import withdrawal
-from studyapp.studies import access, study_setup
+from studyapp.studies import access, duplicate, updates
 from studyapp.studies import services as study_services
-from studyapp.studies.updates import DRAFT_ONLY
+from studyapp.studies.errors import StudyError
 
 
 class StudyFilter(admin.SimpleListFilter):
@@ -106,49 +106,6 @@ class ReadOnlyMixin(AccessMixin):
         return False
 
 
-class DraftOnlyInline(admin.TabularInline):
-    """Rows that are frozen once the study goes live."""
-
-    extra = 0
-
-    def _draft(self, obj: Study | None) -> bool:
-        return obj is None or obj.state == Study.State.DRAFT
-
-    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._draft(obj) and super().has_add_permission(request, obj)
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._draft(obj) and super().has_change_permission(request, obj)
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return self._draft(obj) and super().has_delete_permission(request, obj)
-
-
-class ConditionInline(DraftOnlyInline):
-    model = Condition
-    form = ConditionForm
-    fields = ("name", "design", "position")
-
-
-class QuotaInline(admin.TabularInline):
-    """Quotas may be raised or added while live (a panel top-up); they only turn people away."""
-
-    model = Quota
-    form = QuotaForm
-    extra = 0
-    fields = ("condition", "screening_key", "screening_value", "limit")
-
-    def get_formset(self, request: HttpRequest, obj: Any = None, **kwargs: Any) -> Any:
-        formset = super().get_formset(request, obj, **kwargs)
-        field = formset.form.base_fields.get("condition")
-        if field is not None:
-            field.queryset = (
-                Condition.objects.filter(study=obj) if obj else Condition.objects.none()
-            )
-        formset.form.study = obj
-        return formset
-
-
 @admin.register(Study)
 class StudyAdmin(AccessMixin, admin.ModelAdmin):
     study_path = ""
@@ -167,7 +124,6 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
     )
     list_filter = ("state", "language")
     search_fields = ("slug", "title")
-    inlines = (ConditionInline, QuotaInline)
     actions = ("go_live", "close", "duplicate")
 
     # --- permissions ----------------------------------------------------------------------
@@ -192,6 +148,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
             ("Participant pages", {"fields": ["language", "texts", "consent_version"]}),
             ("Design and decision model", {"fields": design}),
             ("Eligibility (screening)", {"fields": eligibility}),
+            ("Conditions and quotas", {"fields": ["conditions", "quotas"]}),
             (
                 "Recruitment",
                 {"fields": ["outcome_codes", "panel_param", "assignment_timeout_minutes"]},
@@ -208,17 +165,12 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
         fixed += ["schema_summary", "eligibility"]
         if obj is not None and not access.is_owner(request.user, obj):
             fixed.append("shared_with")
-        if obj is not None and obj.state != Study.State.DRAFT:
-            fixed += [f for f in DRAFT_ONLY if f != "conditions"]
+        if obj is not None:
+            fixed += [f for f in updates.frozen_parts(obj) if f not in fixed]
         return fixed
 
     def _questions(self, obj: Study | None) -> list[dict[str, Any]]:
-        if obj is None:
-            return []
-        try:
-            return screening.questions(obj.schema)
-        except screening.ScreeningError:
-            return []
+        return updates.questions_of(obj.schema) if obj is not None else []
 
     def get_form(self, request: HttpRequest, obj: Study | None = None, **kwargs: Any) -> Any:
         fields: dict[str, Any] = {}
@@ -242,33 +194,37 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 )
         kwargs["form"] = type("StudyChangeFormFor", (self.form,), fields)
         form = super().get_form(request, obj, **kwargs)
+        # declared fields (the structured editors) are not dropped by the admin's `fields`:
+        # only what the fieldsets show, and not read-only, may be posted
+        shown = set(flatten_fieldsets(self.get_fieldsets(request, obj)))
+        shown -= set(self.get_readonly_fields(request, obj))
+        for name in [n for n in form.base_fields if n not in shown]:
+            form.base_fields.pop(name)
         if not request.user.is_superuser:
             form.base_fields.pop("model_file", None)  # a posted file is then ignored
         return form
 
     def save_model(self, request: HttpRequest, obj: Study, form: Any, change: bool) -> None:
-        if obj.state == Study.State.DRAFT and change:
-            schema = dict(obj.schema)
-            qs = []
-            for q in schema.get("screening", []):
-                q = dict(q)
-                name = f"eligible_{q.get('key')}"
-                if name in form.cleaned_data:
-                    key = "eligible" if q["type"] == "choice" else "eligible_only"
-                    codes = sorted(int(c) for c in form.cleaned_data[name])
-                    if codes:
-                        q[key] = codes
-                    else:
-                        q.pop(key, None)
-                qs.append(q)
-            schema["screening"] = qs
-            obj.schema = schema
-        obj.save()
-        name = form.cleaned_data.get("decision_model")
-        if change and obj.state == Study.State.DRAFT and name:
-            blob = form.cleaned_data.get("model_blob")
-            if name != obj.decision_model or blob:
-                study_setup.study_set_decision_model(study=obj, name=name, blob=blob)
+        """The form checked the settings; the service applies them all or nothing."""
+        updates.study_update(
+            study=obj, changes=form.changes, model_blob=form.cleaned_data.get("model_blob")
+        )
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        if "shared_with" in form.cleaned_data:
+            updates.study_set_shared_with(
+                study=form.instance, users=form.cleaned_data["shared_with"]
+            )
+
+    def delete_model(self, request: HttpRequest, obj: Study) -> None:
+        updates.study_delete(study=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
+        for study in queryset:
+            try:
+                updates.study_delete(study=study)
+            except StudyError as exc:
+                self.message_user(request, str(exc), messages.ERROR)
 
     # --- read-only displays -----------------------------------------------------------------
     @admin.display(description="Console")
@@ -296,6 +252,12 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
     def schema_summary(self, obj: Study) -> str:
         items = [it.get("key", "?") for it in obj.schema.get("profile_items", [])]
         return f"{obj.schema.get('name', '')}: {len(items)} items ({', '.join(items)})"
+
+    @admin.display(description="Conditions and quotas")
+    def conditions(self, obj: Study) -> str:
+        cfg = updates.study_config(obj)
+        conditions = [f"{c['name']} ({c['design'] or 'study design'})" for c in cfg["conditions"]]
+        return "; ".join(conditions) or "none"
 
     @admin.display(description="Eligibility")
     def eligibility(self, obj: Study) -> str:
@@ -357,7 +319,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 continue
             try:
                 study_services.study_set_state(study=study, state=state)
-            except study_services.StudyError as exc:
+            except StudyError as exc:
                 self.message_user(request, str(exc), messages.ERROR)
             else:
                 self.message_user(request, f"{study.slug} is now {state}")
@@ -378,8 +340,8 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 continue
             slug = admin_views.free_slug(f"{study.slug}-copy")
             try:
-                copy = study_setup.study_duplicate(study=study, slug=slug, owner=request.user)
-            except study_services.StudyError as exc:
+                copy = duplicate.study_duplicate(study=study, slug=slug, owner=request.user)
+            except StudyError as exc:
                 self.message_user(request, str(exc), messages.ERROR)
             else:
                 self.message_user(request, f"{study.slug} duplicated as {copy.slug} (draft)")

@@ -1,6 +1,7 @@
 """The admin's own study pages: setup ("Add study"), pool upload with preview and confirm,
-state buttons, duplicate. Thin: validate with a form, call `study_setup`/`services`,
-render or redirect. Wrapped by `admin_site.admin_view` (staff login) in `StudyAdmin`.
+state buttons, duplicate. Thin: validate with a form, call a study service (`study_setup`,
+`pool`, `services`, `duplicate`), render or redirect. Wrapped by `admin_site.admin_view`
+(staff login) in `StudyAdmin`.
 """
 
 from __future__ import annotations
@@ -21,7 +22,8 @@ from django.urls import reverse
 
 from studyapp.console.forms import DuplicateForm, PoolUploadForm, StudySetupForm
 from studyapp.models import Study
-from studyapp.studies import access, services, study_setup
+from studyapp.studies import access, duplicate, pool, services, study_setup, updates
+from studyapp.studies.errors import StudyError
 
 #: a previewed pool waits here (normalised CSV) until the researcher confirms it
 UPLOAD_DIR_NAME = "pool-uploads"
@@ -77,16 +79,14 @@ def study_setup_view(model_admin: Any, request: HttpRequest) -> HttpResponse:
                     title=data["title"],
                     schema=data["schema"],
                     owner=request.user,
-                    design=data["design"] or None,
                     pool=data["pool"],
-                    language=data["language"],
-                    seed=data["seed"],
                     pool_size=data["pool_size"],
+                    settings=data["settings"],
                 )
-            except study_setup.PoolRejected as exc:
+            except pool.PoolRejected as exc:
                 preview = exc.preview
                 form.add_error("pool_file", "the pool file has problems (listed below)")
-            except services.StudyError as exc:
+            except StudyError as exc:
                 form.add_error(None, str(exc))
             else:
                 messages.success(
@@ -110,7 +110,7 @@ def study_setup_view(model_admin: Any, request: HttpRequest) -> HttpResponse:
     )
 
 
-def _preview_context(preview: study_setup.PoolPreview | None) -> dict[str, Any] | None:
+def _preview_context(preview: pool.PoolPreview | None) -> dict[str, Any] | None:
     if preview is None:
         return None
     width = max((len(d) for d in preview.distributions.values()), default=0)
@@ -143,7 +143,7 @@ def _session_key(study: Study) -> str:
 
 def pool_upload_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpResponse:
     study = _study(model_admin, request, pk)
-    frozen = study.state != Study.State.DRAFT
+    frozen = "pool" in updates.frozen_parts(study)
     preview = None
     form = PoolUploadForm()
     if request.method == "POST" and frozen:
@@ -155,10 +155,10 @@ def pool_upload_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpRes
         form = PoolUploadForm(request.POST, request.FILES)
         if form.is_valid():
             f = form.cleaned_data["file"]
-            if f.size > study_setup.MAX_POOL_BYTES:
+            if f.size > pool.MAX_POOL_BYTES:
                 form.add_error("file", f"the file is too big ({f.size:,} bytes)")
             else:
-                preview = study_setup.pool_preview(study.schema, f.read())
+                preview = pool.pool_preview(study.schema, f.read())
                 if preview.ok:
                     token = secrets.token_urlsafe(16)
                     (_upload_dir() / f"{token}.csv").write_text(preview.csv_text, "utf-8")
@@ -197,8 +197,8 @@ def _confirm_pool(request: HttpRequest, study: Study) -> HttpResponse:
         messages.error(request, "The previewed file changed on disk; please upload it again.")
         return redirect(reverse("admin:studyapp_study_pool", args=[study.pk]))
     try:
-        preview = study_setup.study_replace_pool(study=study, data=data)
-    except services.StudyError as exc:
+        preview = pool.study_replace_pool(study=study, data=data)
+    except StudyError as exc:
         messages.error(request, str(exc))
         return redirect(_change_url(study))
     finally:
@@ -223,7 +223,7 @@ def state_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpResponse:
     else:
         try:
             services.study_set_state(study=study, state=state)
-        except services.StudyError as exc:
+        except StudyError as exc:
             messages.error(request, str(exc))
         else:
             messages.success(request, f"{study.slug} is now {study.state}.")
@@ -238,10 +238,10 @@ def duplicate_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpRespo
         form = DuplicateForm(request.POST)
         if form.is_valid():
             try:
-                copy = study_setup.study_duplicate(
+                copy = duplicate.study_duplicate(
                     study=study, slug=form.cleaned_data["slug"], owner=request.user
                 )
-            except services.StudyError as exc:
+            except StudyError as exc:
                 form.add_error("slug", str(exc))
             else:
                 messages.success(request, f"{study.slug} duplicated as {copy.slug} (draft).")

@@ -1,10 +1,20 @@
-"""Texts of the reference car-loan study (Tominaga et al. 2024, Appendix B), used by the demo.
+"""The reference car-loan study (Tominaga et al. 2024, Appendix B): its page texts in English
+and Japanese, the Japanese labels of its schema, and the one function that makes it.
 
 The schema itself (items, screening, scales) comes from `recourse_engine.carloan_schema()`;
-these are the page texts the schema does not carry.
+these are the texts the schema does not carry. `carloan_study_create` is used by the demo
+command, the console's setup page and the API's create endpoint alike: when each built the
+study its own way, the console's Japanese study lost the Japanese item labels.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from recourse_engine import carloan_schema
+from studyapp.models import Study
+from studyapp.studies.services import study_create_from_schema
 
 CONSENT_VERSION = "carloan-2024-1"
 
@@ -317,3 +327,40 @@ SCHEMA_TRANSLATIONS: dict[str, dict] = {
 def schema_with_translations(schema: dict) -> dict:
     """The car-loan schema dict with its Japanese labels (`translations`) merged in."""
     return {**schema, "translations": SCHEMA_TRANSLATIONS}
+
+
+def carloan_schema_dict() -> dict[str, Any]:
+    """The car-loan feature schema as a study stores it (with its Japanese labels)."""
+    return schema_with_translations(carloan_schema().to_dict())
+
+
+def carloan_study_create(
+    *,
+    slug: str,
+    title: str,
+    language: str = "en",
+    owner: Any = None,
+    pool: bytes | None = None,
+    pool_size: int = 3683,
+    settings: Mapping[str, Any] | None = None,
+) -> Study:
+    """A draft car-loan study: the schema with its translations, the texts in both languages,
+    the paper's consent version and design; no pool: a synthetic one of `pool_size` rows.
+
+    `settings` override any of these (e.g. a design, texts, conditions, seed), checked by the
+    configuration model like every other study's.
+    """
+    defaults: dict[str, Any] = {
+        "language": language,
+        "texts": {"en": dict(TEXTS), "ja": dict(TEXTS_JA)},
+        "consent_version": CONSENT_VERSION,
+    }
+    return study_create_from_schema(
+        slug=slug,
+        title=title,
+        schema=carloan_schema_dict(),
+        owner=owner,
+        pool=pool,
+        pool_size=pool_size,
+        settings={**defaults, **(settings or {})},
+    )

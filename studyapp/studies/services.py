@@ -1,64 +1,84 @@
-"""Study writes: creating a study, changing its design, moving it between states.
+"""Creating a study and moving it between states.
 
 HackSoft style: keyword-only, typed, named `study_<action>`; the admin console, the REST
-API and the commands call these, never the ORM directly.
+API and the commands call these, never the ORM directly. Every setting of a new study is
+checked by the one configuration model (`config`), the schema and the pool by the engine,
+so a study made from the console, the API or a command obeys the same rules. The car-loan
+reference study is made by `carloan.carloan_study_create`, on top of these.
 """
 
 from __future__ import annotations
 
 import io
-import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
 import pandas as pd
+from django.db import transaction
 
-from recourse_engine import (
-    DesignError,
-    FeatureSchema,
-    PoolError,
-    SchemaError,
-)
+from recourse_engine import FeatureSchema, PoolError, SchemaError, synth_pool
 from studyapp.generation import engine
-from studyapp.models import (
-    Participant,
-    Study,
-    default_outcome_codes,
-)
+from studyapp.models import Study, default_outcome_codes
 from studyapp.participation import screening
-from studyapp.participation.withdrawal import participant_delete as participant_delete
+from studyapp.studies import config
+from studyapp.studies.errors import StudyError
+from studyapp.studies.pool import PoolRejected, pool_preview
+from studyapp.studies.updates import config_merge, config_write, eligibility_of, questions_of
 
-log = logging.getLogger(__name__)
-
-S = Participant.State
-G = Participant.Generation
-
-
-class StudyError(ValueError):
-    """A study definition or change that cannot be applied; the message says why."""
+_SLUG = re.compile(r"^[-a-zA-Z0-9_]{1,50}$")
+#: settings a new study takes from the schema or the rows it is made of, unless given
+_EXTRA_SETTINGS = ("eligibility", "conditions", "quotas")
 
 
+def slug_check(slug: str) -> str:
+    """A free, well-formed slug (it appears in participant links)."""
+    slug = (slug or "").strip()
+    if not _SLUG.match(slug):
+        raise StudyError(
+            f"slug {slug!r}: use 1-50 letters, digits, '-' or '_' (it appears in links)"
+        )
+    if Study.objects.filter(slug=slug).exists():
+        raise StudyError(f"slug {slug!r}: a study with this slug exists already")
+    return slug
 
-def _check_study_parts(
-    *, schema: FeatureSchema, pool_csv: str, design: str, decision_model: str
-) -> int:
-    try:
-        engine.design_of(design)
-    except DesignError as exc:
-        raise StudyError(f"design: {exc}") from None
-    try:
-        engine.model_of(decision_model)
-    except engine.StudyConfigError as exc:
-        raise StudyError(str(exc)) from None
-    try:
-        pool = engine.pool_of(pool_csv, schema)
-    except (PoolError, ValueError) as exc:
-        raise StudyError(f"pool: {exc}") from None
+
+def schema_of(schema: Mapping[str, Any] | FeatureSchema) -> FeatureSchema:
+    """The engine's reading of a feature schema, with screening questions the app can use."""
+    if not isinstance(schema, FeatureSchema):
+        try:
+            schema = engine.schema_of(schema)
+        except SchemaError as exc:
+            raise StudyError(f"schema: {exc}") from None
     try:
         screening.questions(schema.to_dict())
     except screening.ScreeningError as exc:
-        raise StudyError(str(exc)) from None
-    return len(pool)
+        raise StudyError(f"schema: {exc}") from None
+    return schema
+
+
+def schema_design(schema: FeatureSchema) -> str:
+    """The design a schema suggests (its evaluation section), else the reference design."""
+    design = schema.extra.get("evaluation", {}).get("design")
+    if isinstance(design, Mapping) and design:
+        return ",".join(f"{k}:{v}" for k, v in design.items())
+    return config.DEFAULT_DESIGN
+
+
+def study_config_for_new(
+    *, schema: FeatureSchema, settings: Mapping[str, Any]
+) -> config.StudyConfig:
+    """The validated settings of a study about to be made from `schema` (ConfigError
+    naming every problem otherwise); outcome codes not given are drawn fresh."""
+    base = {
+        "design": schema_design(schema),
+        "eligibility": eligibility_of(schema.to_dict()),
+        "outcome_codes": default_outcome_codes(),
+    }
+    merged = config_merge(base, settings)
+    return config.config_validate(
+        merged, screening=questions_of(schema.to_dict()), has_model_blob=False
+    )
 
 
 def study_create(
@@ -74,63 +94,99 @@ def study_create(
     seed: int = 0,
     language: str = "en",
     outcome_codes: Mapping[str, Mapping[str, str]] | None = None,
+    owner: Any = None,
+    settings: Mapping[str, Any] | None = None,
 ) -> Study:
     """Create a draft study; the pool is a table (or CSV text) validated by the engine.
 
     `texts` maps a language to its page texts; a flat {key: text} is taken as English.
+    `settings`: further settings (conditions, quotas, attention checks, ...) by name.
     """
     if texts and not all(isinstance(v, Mapping) for v in texts.values()):
         texts = {"en": dict(texts)}
-    codes = default_outcome_codes()
-    for outcome, entry in (outcome_codes or {}).items():
-        if outcome not in codes:
-            raise StudyError(f"outcome codes: unknown outcome {outcome!r}")
-        codes[outcome].update(entry)
-    if not isinstance(schema, FeatureSchema):
-        try:
-            schema = engine.schema_of(schema)
-        except SchemaError as exc:
-            raise StudyError(f"schema: {exc}") from None
+    schema = schema_of(schema)
+    given = {
+        "title": title,
+        "design": design,
+        "texts": texts,
+        "consent_version": consent_version,
+        "decision_model": decision_model,
+        "seed": seed,
+        "language": language,
+        **(settings or {}),
+    }
+    if outcome_codes is not None:
+        given["outcome_codes"] = outcome_codes
+    cfg = study_config_for_new(schema=schema, settings=given)
     if isinstance(pool, pd.DataFrame):
         buf = io.StringIO()
         pool.to_csv(buf, index=False)
         pool_csv = buf.getvalue()
     else:
         pool_csv = pool
-    rows = _check_study_parts(
-        schema=schema, pool_csv=pool_csv, design=design, decision_model=decision_model
-    )
-    return Study.objects.create(
-        slug=slug,
-        title=title,
-        schema=schema.to_dict(),
-        schema_hash=schema.hash(),
-        texts={lang: dict(t) for lang, t in texts.items()},
-        language=language,
-        outcome_codes=codes,
-        consent_version=consent_version,
-        design=str(engine.design_of(design)),
-        decision_model=decision_model,
-        pool_csv=pool_csv,
-        pool_hash=engine.pool_csv_hash(pool_csv),
-        pool_rows=rows,
-        seed=seed,
-    )
-
-
-def study_update_design(*, study: Study, design: str) -> Study:
-    """Change a draft study's design; a live or closed study's design is frozen."""
-    if study.state != Study.State.DRAFT:
-        raise StudyError(
-            f"study {study.slug} is {study.state}: its design is frozen once it goes live"
-        )
     try:
-        study.design = str(engine.design_of(design))
-    except DesignError as exc:
-        raise StudyError(f"design: {exc}") from None
-    study.save(update_fields=["design", "updated_at"])
+        rows = len(engine.pool_of(pool_csv, schema))
+    except (PoolError, ValueError) as exc:
+        raise StudyError(f"pool: {exc}") from None
+    stored = cfg.stored()
+    with transaction.atomic():
+        study = Study.objects.create(
+            slug=slug,
+            schema=schema.to_dict(),
+            schema_hash=schema.hash(),
+            pool_csv=pool_csv,
+            pool_hash=engine.pool_csv_hash(pool_csv),
+            pool_rows=rows,
+            owner=owner if getattr(owner, "pk", None) else None,
+            **{name: stored[name] for name in config.SETTINGS if name not in _EXTRA_SETTINGS},
+        )
+        config_write(study, cfg, [k for k in _EXTRA_SETTINGS if k in given])
     return study
 
+
+def study_create_from_schema(
+    *,
+    slug: str,
+    title: str,
+    schema: Mapping[str, Any] | FeatureSchema,
+    owner: Any,
+    pool: bytes | None = None,
+    pool_size: int = 3683,
+    settings: Mapping[str, Any] | None = None,
+) -> Study:
+    """A new draft study owned by `owner` from a feature schema (the console's upload, the
+    API's payload). No pool: the engine's synthetic pool (`pool_size` rows drawn with the
+    study's seed); a bad pool raises PoolRejected with the preview of every bad row."""
+    slug = slug_check(slug)
+    fs = schema_of(schema)
+    given = dict(settings or {})
+    given.setdefault("title", title)
+    cfg = study_config_for_new(schema=fs, settings=given)
+    if pool is None:
+        if not 10 <= pool_size <= 200_000:
+            raise StudyError(f"pool size must be 10..200000, got {pool_size}")
+        buf = io.StringIO()
+        synth_pool(fs, n=pool_size, seed=cfg.seed).to_csv(buf, index=False)
+        pool_text = buf.getvalue()
+    else:
+        preview = pool_preview(fs, pool)
+        if not preview.ok:
+            raise PoolRejected(preview)
+        pool_text = preview.csv_text
+    stored = cfg.stored()
+    return study_create(
+        slug=slug,
+        title=cfg.title,
+        schema=fs,
+        pool=pool_text,
+        design=cfg.design,
+        texts=stored["texts"],
+        consent_version=cfg.consent_version,
+        seed=cfg.seed,
+        language=cfg.language,
+        owner=owner,
+        settings={k: stored[k] for k in given if k not in ("title", "texts")},
+    )
 
 _STUDY_MOVES = {
     Study.State.DRAFT: {Study.State.LIVE},
@@ -152,5 +208,3 @@ def study_set_state(*, study: Study, state: str) -> Study:
 
         fits_queue(study=study)
     return study
-
-

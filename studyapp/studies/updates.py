@@ -1,21 +1,25 @@
-"""Study writes the API needs beyond `services` and `study_setup`: changing settings (with
-the draft-only rule), sharing, deleting an empty study.
+"""Changing a study's settings, sharing it, deleting it; and which settings freeze once it
+goes live.
 
-Kept apart from the views (HackSoft: views validate and call; writes live in functions) and
-from the serializers, so the console can call the same rules. A candidate for
-`studyapp/services.py`, which this helper does not own.
+The admin console, the console forms and the API all ask this module which settings are
+frozen (`DRAFT_ONLY`, `frozen_parts`) and all change settings through `study_update`, so a
+live study refuses the same changes everywhere. A change is validated as a whole study
+configuration (`config.StudyConfig`: the current settings with the change applied), so a
+quota naming a condition that the same change removes is refused, not silently dropped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
 
-from studyapp.models import Condition, Study
-from studyapp.studies import services, study_setup
-from studyapp.studies.services import StudyError
+from studyapp.models import Condition, Quota, Study
+from studyapp.participation import screening
+from studyapp.studies import config
+from studyapp.studies.decision_model import decision_model_check
+from studyapp.studies.errors import ConfigError, StudyError, StudyFrozen
 
 #: settings that decide what participants see and get; frozen once the study goes live
 DRAFT_ONLY = (
@@ -25,29 +29,162 @@ DRAFT_ONLY = (
     "language",
     "texts",
     "consent_version",
+    "eligibility",
     "attention_checks",
     "attention_max_failures",
     "attention_rule",
     "conditions",
 )
-#: settings a researcher may change at any time (a title, the panel's codes and redirects)
-ALWAYS = ("title", "outcome_codes", "panel_param", "assignment_timeout_minutes")
+#: settings a researcher may change at any time (a title, the panel's codes and redirects,
+#: quotas: a top-up only turns fewer people away)
+ALWAYS = ("title", "outcome_codes", "panel_param", "assignment_timeout_minutes", "quotas")
+#: parts of a study that are not settings but freeze the same way
+DRAFT_ONLY_PARTS = ("schema", "pool")
+
+assert sorted(DRAFT_ONLY + ALWAYS) == sorted(config.SETTINGS), "every setting is classified"
+
+def frozen_parts(study: Study) -> tuple[str, ...]:
+    """What may no longer change on this study (nothing while it is a draft)."""
+    return () if study.state == Study.State.DRAFT else DRAFT_ONLY + DRAFT_ONLY_PARTS
 
 
-class StudyFrozen(StudyError):
-    """A change to a draft-only setting of a live or closed study."""
+def require_draft(study: Study, *what: str) -> None:
+    """StudyFrozen naming `what` unless the study is a draft."""
+    if study.state != Study.State.DRAFT:
+        verb = "is" if len(what) == 1 else "are"
+        raise StudyFrozen(
+            f"study {study.slug} is {study.state}: {', '.join(what)} {verb} frozen once it "
+            "has gone live (duplicate it to make a changed copy)"
+        )
 
 
-def _merge_codes(
-    old: Mapping[str, Mapping[str, str]], new: Mapping[str, Mapping[str, str]]
-) -> dict[str, dict[str, str]]:
-    merged = {k: dict(v) for k, v in (old or {}).items()}
-    for outcome, entry in new.items():
-        merged.setdefault(outcome, {"code": "", "redirect_url": ""}).update(entry)
+def questions_of(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
+    try:
+        return screening.questions(schema)
+    except screening.ScreeningError:
+        return []
+
+
+def eligibility_of(schema: Mapping[str, Any]) -> dict[str, list[int]]:
+    """Screening question key -> eligible codes, as the schema's questions hold them."""
+    eligibility = {}
+    for q in questions_of(schema):
+        codes = q.get("eligible") if q["type"] == "choice" else q.get("eligible_only")
+        if q["type"] != "integer" and codes:
+            eligibility[q["key"]] = list(codes)
+    return eligibility
+
+
+def study_config(study: Study) -> dict[str, Any]:
+    """The study's current settings, shaped as `config.StudyConfig` reads them."""
+    eligibility = eligibility_of(study.schema)
+    return {
+        "title": study.title,
+        "language": study.language,
+        "texts": study.texts or {},
+        "consent_version": study.consent_version,
+        "design": study.design,
+        "decision_model": study.decision_model,
+        "seed": study.seed,
+        "eligibility": eligibility,
+        "conditions": [{"name": c.name, "design": c.design} for c in study.conditions.all()],
+        "quotas": [
+            {
+                "condition": q.condition.name if q.condition_id else "",
+                "screening_key": q.screening_key,
+                "screening_value": q.screening_value,
+                "limit": q.limit,
+            }
+            for q in study.quotas.select_related("condition").order_by("pk")
+        ],
+        "attention_checks": study.attention_checks or [],
+        "attention_max_failures": study.attention_max_failures,
+        "attention_rule": study.attention_rule,
+        "outcome_codes": study.outcome_codes or {},
+        "panel_param": study.panel_param,
+        "assignment_timeout_minutes": study.assignment_timeout_minutes,
+    }
+
+
+def config_merge(current: Mapping[str, Any], changes: Mapping[str, Any]) -> dict[str, Any]:
+    """The settings after `changes`; outcome codes are merged per outcome (a change may
+    send one outcome's redirect only), every other setting is replaced."""
+    merged = {**current, **changes}
+    codes, old = changes.get("outcome_codes"), current.get("outcome_codes")
+    if isinstance(codes, Mapping) and isinstance(old, Mapping):
+        out = {k: dict(v) if isinstance(v, Mapping) else v for k, v in old.items()}
+        for outcome, entry in codes.items():
+            prev = out.get(outcome)
+            both = isinstance(prev, dict) and isinstance(entry, Mapping)
+            out[outcome] = {**prev, **entry} if both else entry
+        merged["outcome_codes"] = out
     return merged
 
 
-def _replace_conditions(study: Study, conditions: Sequence[Mapping[str, str]]) -> None:
+def study_config_check(
+    *, study: Study, changes: Mapping[str, Any], model_blob: bytes | None = None
+) -> config.StudyConfig:
+    """The study's configuration with `changes` applied, validated (ConfigError otherwise).
+
+    What the console form and the API serializer call before saving; `study_update` calls
+    it again on the locked row. A stored setting that the rules refuse (kept from before
+    they were this strict) is reported only when it is being changed: it must not block a
+    change to another setting, e.g. the title of a live study whose texts are frozen.
+    """
+    unknown = config.unknown_settings(list(changes))
+    if unknown:
+        raise ConfigError(unknown)
+    current = study_config(study)
+    merged = config_merge(current, changes)
+    context = {
+        "screening": questions_of(study.schema),
+        "has_model_blob": bool(study.decision_model_blob) or bool(model_blob),
+    }
+    try:
+        return config.config_validate(merged, **context)
+    except ConfigError:
+        # new conditions rewrite the quotas: those must then be valid too
+        written = set(changes) | ({"quotas"} if "conditions" in changes else set())
+        stale = _stored_faults(current, context) - written
+        if not stale:
+            raise
+    # stand-ins are checked in place of the faulty stored values, never written
+    return config.config_validate({**merged, **config.placeholders(sorted(stale))}, **context)
+
+
+def _stored_faults(current: Mapping[str, Any], context: Mapping[str, Any]) -> set[str]:
+    """The stored settings the rules refuse on their own (kept from before they were this
+    strict), each replaced by a stand-in until the rest passes."""
+    stand_ins: dict[str, Any] = {}
+    while True:
+        try:
+            config.config_validate({**current, **stand_ins}, **context)
+            return set(stand_ins)
+        except ConfigError as exc:
+            faulty = set(exc.by_field()) - set(stand_ins) - {"non_field_errors"}
+            if not faulty:
+                return set(stand_ins)
+            stand_ins.update(config.placeholders(sorted(faulty)))
+
+
+def _write_eligibility(study: Study, eligibility: Mapping[str, list[int]]) -> None:
+    schema = dict(study.schema)
+    questions = []
+    for q in schema.get("screening", []):
+        q = dict(q) if isinstance(q, Mapping) else q
+        if isinstance(q, dict) and q.get("type") in ("choice", "multi"):
+            name = "eligible" if q["type"] == "choice" else "eligible_only"
+            codes = eligibility.get(q.get("key"), [])
+            if codes:
+                q[name] = list(codes)
+            else:
+                q.pop(name, None)
+        questions.append(q)
+    schema["screening"] = questions
+    study.schema = schema
+
+
+def _write_conditions(study: Study, cfg: config.StudyConfig) -> None:
     if study.participants.exclude(condition="").exists():
         raise StudyFrozen(
             f"study {study.slug}: participants are already assigned to conditions; "
@@ -55,42 +192,87 @@ def _replace_conditions(study: Study, conditions: Sequence[Mapping[str, str]]) -
         )
     study.conditions.all().delete()
     Condition.objects.bulk_create(
-        Condition(study=study, name=c["name"], design=c.get("design", ""), position=i)
-        for i, c in enumerate(conditions)
+        Condition(study=study, name=c.name, design=c.design, position=i)
+        for i, c in enumerate(cfg.conditions)
     )
 
 
-def study_update(*, study: Study, changes: Mapping[str, Any]) -> Study:
-    """Apply validated setting changes, all or nothing; draft-only ones on a draft only."""
-    unknown = sorted(set(changes) - set(DRAFT_ONLY) - set(ALWAYS))
-    if unknown:
-        raise StudyError(f"cannot change {', '.join(unknown)} here")
+def _write_quotas(study: Study, cfg: config.StudyConfig) -> None:
+    study.quotas.all().delete()
+    by_name = {c.name: c for c in study.conditions.all()}
+    Quota.objects.bulk_create(
+        Quota(
+            study=study,
+            condition=by_name.get(q.condition) if q.condition else None,
+            screening_key=q.screening_key,
+            screening_value=q.screening_value,
+            limit=q.limit,
+        )
+        for q in cfg.quotas
+    )
+
+
+#: settings kept on the study row itself, under the same name
+ROW_FIELDS = tuple(s for s in config.SETTINGS if s not in ("eligibility", "conditions", "quotas"))
+
+
+def config_write(
+    study: Study, cfg: config.StudyConfig, keys: list[str], *, model_blob: bytes | None = None
+) -> None:
+    """Store the settings named by `keys` from a validated configuration (in the caller's
+    transaction, on a locked or new row)."""
+    current = study_config(study)
+    stored = cfg.stored()
+    fields = [k for k in keys if k in ROW_FIELDS]
+    for name in fields:
+        setattr(study, name, stored[name])
+    if "decision_model" in keys:
+        if cfg.decision_model != "uploaded":
+            study.decision_model_blob = None
+        elif model_blob:
+            decision_model_check(study=study, blob=model_blob)
+            study.decision_model_blob = bytes(model_blob)
+        fields.append("decision_model_blob")
+    if "eligibility" in keys:
+        _write_eligibility(study, stored["eligibility"])
+        fields.append("schema")
+    if fields:
+        study.save(update_fields=[*fields, "updated_at"])
+    conditions = "conditions" in keys and stored["conditions"] != current["conditions"]
+    if conditions:
+        _write_conditions(study, cfg)
+    if conditions or ("quotas" in keys and stored["quotas"] != current["quotas"]):
+        _write_quotas(study, cfg)
+
+
+def study_update(
+    *, study: Study, changes: Mapping[str, Any], model_blob: bytes | None = None
+) -> Study:
+    """Apply setting changes, all or nothing; draft-only ones on a draft only.
+
+    `model_blob`: an uploaded decision-model file to store with decision_model 'uploaded'.
+    """
     with transaction.atomic():
         locked = Study.objects.select_for_update().get(pk=study.pk)
         frozen = [k for k in DRAFT_ONLY if k in changes]
-        if frozen and locked.state != Study.State.DRAFT:
-            raise StudyFrozen(
-                f"study {locked.slug} is {locked.state}: {', '.join(frozen)} cannot change "
-                "once it has gone live (duplicate it to make a changed copy)"
-            )
-        if "design" in changes:
-            services.study_update_design(study=locked, design=changes["design"])
-        if "decision_model" in changes:
-            study_setup.study_set_decision_model(study=locked, name=changes["decision_model"])
-        if "conditions" in changes:
-            _replace_conditions(locked, changes["conditions"])
-        simple = [k for k in changes if k not in ("design", "decision_model", "conditions")]
-        for name in simple:
-            value = changes[name]
-            if name == "outcome_codes":
-                value = _merge_codes(locked.outcome_codes, value)
-            elif name == "texts":
-                value = {lang: dict(t) for lang, t in value.items()}
-            setattr(locked, name, value)
-        if simple:
-            locked.save(update_fields=[*simple, "updated_at"])
+        if frozen:
+            require_draft(locked, *frozen)
+        cfg = study_config_check(study=locked, changes=changes, model_blob=model_blob)
+        config_write(locked, cfg, list(changes), model_blob=model_blob)
     study.refresh_from_db()
     return study
+
+
+def study_update_design(*, study: Study, design: str) -> Study:
+    """Change a draft study's design."""
+    return study_update(study=study, changes={"design": design})
+
+
+def study_set_decision_model(*, study: Study, name: str, blob: bytes | None = None) -> Study:
+    """Choose a built-in decision model, or store an uploaded model file (draft only)."""
+    if name == "uploaded" and blob is not None:
+        decision_model_check(study=study, blob=blob)
+    return study_update(study=study, changes={"decision_model": name}, model_blob=blob)
 
 
 def study_share(*, study: Study, user: Any, remove: bool = False) -> Study:
@@ -101,6 +283,18 @@ def study_share(*, study: Study, user: Any, remove: bool = False) -> Study:
         study.shared_with.remove(user)
     else:
         study.shared_with.add(user)
+    return study
+
+
+def study_set_shared_with(*, study: Study, users: Any) -> Study:
+    """Share the study with exactly `users` (the console's list of researchers)."""
+    wanted = {u.pk: u for u in users if u.pk != study.owner_id}
+    with transaction.atomic():
+        for user in study.shared_with.all():
+            if user.pk not in wanted:
+                study_share(study=study, user=user, remove=True)
+        for user in wanted.values():
+            study_share(study=study, user=user)
     return study
 
 

@@ -10,6 +10,7 @@ from django.test import Client
 from studyapp.models import Evaluation, Participant, Recourse, Study
 from studyapp.participation import services as flow_services
 from studyapp.studies import services as study_services
+from studyapp.studies import updates as study_updates
 from tests.studyapp.conftest import ELIGIBLE, SCHEMA, Walker, start
 
 S = Participant.State
@@ -240,7 +241,7 @@ def test_study_not_live(client: Client, transactional_db: Any) -> None:
 
 def test_live_study_design_is_frozen(study: Study) -> None:
     with pytest.raises(study_services.StudyError, match="frozen"):
-        study_services.study_update_design(study=study, design="random:5")
+        study_updates.study_update_design(study=study, design="random:5")
     study.refresh_from_db()
     assert study.design == "sparsest:1,proximate:1,random:3"
 
@@ -249,7 +250,7 @@ def test_bad_study_definitions(transactional_db: Any) -> None:
     from tests.studyapp.conftest import make_study
 
     with pytest.raises(study_services.StudyError, match="design"):
-        study_services.study_update_design(study=make_study(state="draft"), design="sparsest:0")
+        study_updates.study_update_design(study=make_study(state="draft"), design="sparsest:0")
     with pytest.raises(study_services.StudyError, match="pool"):
         study_services.study_create(
             slug="bad",

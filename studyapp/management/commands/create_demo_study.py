@@ -1,5 +1,8 @@
 """Create (once) the reference car-loan study with a synthetic pool, live, plus an admin login.
 
+The study is made by `carloan.carloan_study_create`, the function the console and the API
+use too, so the demo is the same study a researcher gets from the "Add study" page.
+
 Idempotent: a second run changes nothing and prints the same link and login. The admin
 password is generated on first run and kept in var/admin-password (mode 600).
 """
@@ -13,10 +16,10 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from recourse_engine import carloan_schema, synth_pool
 from studyapp.management.base import StudyCommand
 from studyapp.models import STUDY_LANGUAGES, Study
 from studyapp.studies import carloan, services
+from studyapp.studies.errors import StudyError
 
 
 class Command(StudyCommand):
@@ -44,22 +47,18 @@ class Command(StudyCommand):
         slug = opts["slug"]
         study = Study.objects.filter(slug=slug).first()
         if study is None:
-            schema = carloan_schema()
-            pool = synth_pool(schema, n=opts["pool_size"], seed=opts["seed"])
-            design = ",".join(f"{k}:{v}" for k, v in schema.extra["evaluation"]["design"].items())
-            with transaction.atomic():
-                study = services.study_create(
-                    slug=slug,
-                    title="Car loan study (reference, synthetic pool)",
-                    schema=carloan.schema_with_translations(schema.to_dict()),
-                    pool=pool,
-                    design=design,
-                    texts={"en": carloan.TEXTS, "ja": carloan.TEXTS_JA},
-                    consent_version=carloan.CONSENT_VERSION,
-                    seed=opts["seed"],
-                    language=opts["language"],
-                )
-                services.study_set_state(study=study, state=Study.State.LIVE)
+            try:
+                with transaction.atomic():
+                    study = carloan.carloan_study_create(
+                        slug=slug,
+                        title="Car loan study (reference, synthetic pool)",
+                        language=opts["language"],
+                        pool_size=opts["pool_size"],
+                        settings={"seed": opts["seed"]},
+                    )
+                    services.study_set_state(study=study, state=Study.State.LIVE)
+            except StudyError as exc:
+                self.fail(str(exc))
             self.stdout.write(
                 f"created study {slug}: {study.pool_rows} pool profiles, {study.design}"
             )

@@ -10,6 +10,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 
 from recourse_engine import carloan_schema
 from studyapp.models import Condition, Study
+from studyapp.studies import carloan, config
 from tests.studyapp.api.conftest import PASSWORD, Cast, pool_csv
 
 pytestmark = pytest.mark.django_db
@@ -56,7 +57,8 @@ def test_create_from_builtin_carloan_schema(cast: Cast) -> None:
     assert [c["name"] for c in body["conditions"]] == ["distance", "balanced"]
     study = Study.objects.get(slug="ja-loans")
     assert study.owner == cast.users["shared"]
-    assert study.schema == carloan_schema().to_dict()
+    # the car-loan schema with its Japanese labels (the console's and the demo's too)
+    assert study.schema == carloan.schema_with_translations(carloan_schema().to_dict())
     assert list(study.conditions.values_list("design", flat=True)) == ["", "random:3"]
 
 
@@ -405,3 +407,43 @@ def test_token_for_researchers_only(cast: Cast) -> None:
         bad.credentials(HTTP_AUTHORIZATION=header)
         assert bad.get("/api/studies/loans/participants/").status_code == 401
     assert anon.get(f"/api/studies/loans/participants/?code={code}").status_code == 401
+
+
+# --- the configuration model in the OpenAPI document ----------------------------------------
+def test_openapi_describes_settings_with_the_configuration_model(cast: Cast) -> None:
+    doc = cast.client("owner").get("/api/schema/?format=json").json()
+    components = doc["components"]["schemas"]
+    patch = doc["paths"]["/api/studies/{slug}/"]["patch"]["requestBody"]["content"]
+    ref = patch["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
+    settings = components[ref]
+    assert set(settings["properties"]) == set(config.SETTINGS)
+    assert settings["additionalProperties"] is False
+    texts = components[settings["properties"]["texts"]["$ref"].rsplit("/", 1)[-1]]
+    page_texts = components[texts["properties"]["ja"]["$ref"].rsplit("/", 1)[-1]]
+    assert tuple(page_texts["properties"]) == config.TEXT_KEYS
+    post = doc["paths"]["/api/studies/"]["post"]["requestBody"]["content"]["application/json"]
+    create = components[post["schema"]["$ref"].rsplit("/", 1)[-1]]
+    assert {"slug", "title", "schema", "pool", "pool_size"} <= set(create["properties"])
+    assert set(create["required"]) == {"slug", "title"}
+    detail = components["StudyDetail"]["properties"]
+    assert tuple(detail["texts"]["properties"]["en"]["properties"]) == config.TEXT_KEYS
+    assert detail["quotas"]["items"]["properties"]["limit"]["minimum"] == 1
+
+
+def test_patch_refuses_quotas_on_a_condition_it_removes(cast: Cast) -> None:
+    client = cast.client("owner")
+    url = "/api/studies/loans/"
+    r = client.patch(
+        url, {"conditions": [{"name": "a"}], "quotas": [{"condition": "a", "limit": 4}]},
+        format="json",
+    )  # fmt: skip
+    assert r.status_code == 200, r.content
+    assert r.json()["quotas"] == [
+        {"condition": "a", "screening_key": "", "screening_value": "", "limit": 4}
+    ]
+    before = _study_state("loans")
+    r = client.patch(url, {"conditions": [{"name": "b"}]}, format="json")
+    assert r.status_code == 400
+    assert r.json()["quotas"] == ["quotas[0].condition: no condition named 'a' (conditions: b)"]
+    assert _study_state("loans") == before
+    assert cast.study.quotas.get().condition.name == "a"

@@ -1,7 +1,9 @@
-"""Fixtures of the researcher console tests: researchers, a pool file, a finished study."""
+"""Fixtures of the researcher console tests: researchers, a pool file, a finished study, the
+change form as a browser posts it."""
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 import pytest
@@ -10,7 +12,8 @@ from django.contrib.auth.models import Permission
 from django.test import Client
 
 from recourse_engine import synth_pool
-from studyapp.models import Participant
+from studyapp.models import Participant, Study
+from studyapp.studies import updates
 from tests.studyapp.conftest import SCHEMA, start
 
 PASSWORD = "a-long-password-1"
@@ -48,6 +51,39 @@ def complete(study: Any, n: int = 2, *, panel_prefix: str = "") -> list[Any]:
             w.post(w.evaluation_data(action_why=f"because {i}"))
         walkers.append(w)
     return walkers
+
+
+def change_data(study: Study, **overrides: Any) -> dict[str, Any]:
+    """The draft change form as the browser posts it."""
+    data: dict[str, Any] = {
+        "title": study.title,
+        "language": study.language,
+        "texts": json.dumps(study.texts),
+        "consent_version": study.consent_version,
+        "design": study.design,
+        "seed": str(study.seed),
+        "decision_model": study.decision_model,
+        "outcome_codes": json.dumps(study.outcome_codes),
+        "panel_param": study.panel_param,
+        "assignment_timeout_minutes": str(study.assignment_timeout_minutes),
+        "attention_checks": json.dumps(study.attention_checks),
+        "attention_max_failures": str(study.attention_max_failures),
+        "attention_rule": study.attention_rule,
+        "shared_with": [u.pk for u in study.shared_with.all()],
+    }
+    for q in study.schema.get("screening", []):
+        codes = q.get("eligible") or q.get("eligible_only") or []
+        if q["type"] != "integer":
+            data[f"eligible_{q['key']}"] = [str(c) for c in codes]
+    current = updates.study_config(study)
+    data["conditions"] = json.dumps(current["conditions"])
+    data["quotas"] = json.dumps(current["quotas"])
+    data.update(overrides)
+    return data
+
+
+def change_url(study: Study) -> str:
+    return f"/admin/studyapp/study/{study.pk}/change/"
 
 
 @pytest.fixture

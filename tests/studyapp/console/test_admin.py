@@ -50,7 +50,7 @@ def test_go_live_action_and_frozen_design(admin_client: Client) -> None:
     assert draft.state == Study.State.LIVE
     page = admin_client.get(f"/admin/studyapp/study/{draft.pk}/change/").content.decode()
     assert 'name="design"' not in page  # read-only once live
-    assert 'name="conditions-0-name"' not in page and 'name="texts"' not in page
+    assert 'name="conditions"' not in page and 'name="texts"' not in page
     # the add page is the setup page
     r = admin_client.get("/admin/studyapp/study/add/")
     assert r.status_code == 200 and 'id="study-setup"' in r.content.decode()

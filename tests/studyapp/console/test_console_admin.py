@@ -4,6 +4,7 @@ rule (owner, shared, another researcher, superuser) on every page."""
 
 from __future__ import annotations
 
+import html
 import io
 import json
 import zipfile
@@ -15,61 +16,17 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from recourse_engine import carloan_schema, synth_pool
-from studyapp.models import Condition, Participant, Study, Withdrawal
+from studyapp.models import Condition, Participant, Quota, Study, Withdrawal
 from studyapp.studies import services
 from tests.studyapp.conftest import SCHEMA, make_study
-from tests.studyapp.console.conftest import client_for, complete, pool_bytes, researcher
-
-
-def change_data(study: Study, **overrides: Any) -> dict[str, Any]:
-    """The draft change form as the browser posts it."""
-    data: dict[str, Any] = {
-        "title": study.title,
-        "language": study.language,
-        "texts": json.dumps(study.texts),
-        "consent_version": study.consent_version,
-        "design": study.design,
-        "seed": str(study.seed),
-        "decision_model": study.decision_model,
-        "outcome_codes": json.dumps(study.outcome_codes),
-        "panel_param": study.panel_param,
-        "assignment_timeout_minutes": str(study.assignment_timeout_minutes),
-        "attention_checks": json.dumps(study.attention_checks),
-        "attention_max_failures": str(study.attention_max_failures),
-        "attention_rule": study.attention_rule,
-        "shared_with": [u.pk for u in study.shared_with.all()],
-    }
-    for q in study.schema.get("screening", []):
-        codes = q.get("eligible") or q.get("eligible_only") or []
-        if q["type"] != "integer":
-            data[f"eligible_{q['key']}"] = [str(c) for c in codes]
-    for prefix, rows in (("conditions", study.conditions.all()), ("quotas", study.quotas.all())):
-        rows = list(rows)
-        data.update(
-            {
-                f"{prefix}-TOTAL_FORMS": str(len(rows)),
-                f"{prefix}-INITIAL_FORMS": str(len(rows)),
-                f"{prefix}-MIN_NUM_FORMS": "0",
-                f"{prefix}-MAX_NUM_FORMS": "1000",
-            }
-        )
-        for i, row in enumerate(rows):
-            data[f"{prefix}-{i}-id"] = str(row.pk)
-            data[f"{prefix}-{i}-study"] = str(study.pk)
-            if prefix == "conditions":
-                data.update(
-                    {
-                        f"{prefix}-{i}-name": row.name,
-                        f"{prefix}-{i}-design": row.design,
-                        f"{prefix}-{i}-position": str(row.position),
-                    }
-                )
-    data.update(overrides)
-    return data
-
-
-def change_url(study: Study) -> str:
-    return f"/admin/studyapp/study/{study.pk}/change/"
+from tests.studyapp.console.conftest import (
+    change_data,
+    change_url,
+    client_for,
+    complete,
+    pool_bytes,
+    researcher,
+)
 
 
 @pytest.fixture
@@ -213,14 +170,11 @@ def test_change_settings_and_eligibility(draft: Study, owner_client: Client) -> 
             design="sparsest:2,random:2",
             outcome_codes=json.dumps(codes),
             eligible_occupation=["1", "2"],
-            **{
-                "conditions-TOTAL_FORMS": "1",
-                "conditions-0-name": "balanced",
-                "conditions-0-design": "random:3",
-                "conditions-0-position": "0",
-            },
+            conditions=json.dumps([{"name": "balanced", "design": "random:3"}]),
+            quotas=json.dumps([{"condition": "balanced", "limit": 20},
+                               {"screening_key": "gender", "screening_value": "1", "limit": 9}]),
         ),
-    )
+    )  # fmt: skip
     assert r.status_code == 302, r.content.decode()[:3000]
     draft.refresh_from_db()
     assert draft.title == "Renamed" and draft.design == "sparsest:2,random:2"
@@ -228,33 +182,40 @@ def test_change_settings_and_eligibility(draft: Study, owner_client: Client) -> 
     occupation = next(q for q in draft.schema["screening"] if q["key"] == "occupation")
     assert occupation["eligible"] == [1, 2]
     assert list(draft.conditions.values_list("name", "design")) == [("balanced", "random:3")]
+    quotas = draft.quotas.order_by("pk")
+    assert [(q.condition.name if q.condition else "", q.screening_key, q.limit) for q in quotas] == [
+        ("balanced", "", 20),
+        ("", "gender", 9),
+    ]
 
 
 @pytest.mark.parametrize(
     ("field", "value", "message"),
     [
-        ("design", "sparsest:1,proxmate:1", "unknown strategy"),
-        ("texts", json.dumps({"fr": {"consent": "x"}}), "unknown language"),
-        ("texts", "[1, 2]", "texts: expected"),
-        ("outcome_codes", json.dumps({"completed": {"code": "A"}}), "outcome codes: missing"),
-        ("panel_param", "bad param!", "panel parameter"),
-        ("attention_checks", json.dumps([{"key": "a1"}]), "attention check"),
+        ("design", "sparsest:1,proxmate:1", "design[1]: unknown strategy 'proxmate'"),
+        ("texts", json.dumps({"fr": {"consent": "x"}}), "texts.fr: unknown field"),
+        ("texts", json.dumps({"ja": {"consnet": "x"}}), "texts.ja.consnet: unknown field"),
+        ("texts", "[1, 2]", "texts: expected an object"),
+        ("outcome_codes", json.dumps({"finished": {"code": "A"}}), "outcome_codes.finished: unknown"),
+        ("panel_param", "bad param!", "panel_param: 'bad param!': a URL parameter name"),
+        ("attention_checks", json.dumps([{"key": "a1"}]), "attention_checks[0].prompt: required"),
         ("decision_model", "uploaded", "upload the model file"),
-        ("conditions-0-design", "nope:1", "unknown strategy"),
+        ("conditions", json.dumps([{"name": "c1", "design": "nope:1"}]),
+         "conditions[0].design[0]: unknown strategy 'nope'"),
+        ("quotas", json.dumps([{"condition": "c9", "limit": 3}]),
+         "quotas[0].condition: no condition named 'c9'"),
+        ("eligible_occupation", ["1", "99"], "Select a valid choice"),
     ],
-)
+)  # fmt: skip
 def test_bad_settings_change_nothing(
-    draft: Study, owner_client: Client, field: str, value: str, message: str
+    draft: Study, owner_client: Client, field: str, value: Any, message: str
 ) -> None:
     before = Study.objects.filter(pk=draft.pk).values().get()
-    data = change_data(draft, **{field: value})
-    if field.startswith("conditions"):
-        data.update({"conditions-TOTAL_FORMS": "1", "conditions-0-name": "c1",
-                     "conditions-0-position": "0"})  # fmt: skip
-    r = owner_client.post(change_url(draft), data)
-    assert r.status_code == 200 and message in r.content.decode()
+    r = owner_client.post(change_url(draft), change_data(draft, **{field: value}))
+    assert r.status_code == 200 and message in html.unescape(r.content.decode())
     assert Study.objects.filter(pk=draft.pk).values().get() == before
     assert not Condition.objects.filter(study=draft).exists()
+    assert not Quota.objects.filter(study=draft).exists()
 
 
 def test_bad_redirect_url_refused(draft: Study, owner_client: Client) -> None:
@@ -274,8 +235,9 @@ def test_state_buttons_and_frozen_fields(draft: Study, owner_client: Client) -> 
     page = owner_client.get(change_url(draft)).content.decode()
     for name in ("design", "texts", "seed", "decision_model", "attention_checks"):
         assert f'name="{name}"' not in page, name
-    assert 'name="conditions-0-name"' not in page and 'name="eligible_occupation"' not in page
+    assert 'name="conditions"' not in page and 'name="eligible_occupation"' not in page
     assert 'name="outcome_codes"' in page  # panel codes may still be pasted in
+    assert 'name="quotas"' in page  # quotas may be topped up while live
     # posting a frozen field anyway changes nothing
     owner_client.post(change_url(draft), change_data(draft, design="random:1", title="T2"))
     draft.refresh_from_db()

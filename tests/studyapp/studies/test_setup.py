@@ -1,4 +1,5 @@
-"""Creating a study from a schema (or the built-in one), duplicating it, uploaded models."""
+"""Creating a study from a schema (or the built-in car-loan one), duplicating it, uploaded
+decision models."""
 
 from __future__ import annotations
 
@@ -19,8 +20,8 @@ from recourse_engine import (
 )
 from studyapp.generation import engine
 from studyapp.models import Condition, Quota, Study
-from studyapp.studies import carloan, services, study_setup
-from studyapp.studies.services import StudyError
+from studyapp.studies import carloan, duplicate, pool, services, study_setup, updates
+from studyapp.studies.errors import StudyError
 from tests.studyapp.console.conftest import pool_bytes, researcher
 
 
@@ -30,7 +31,9 @@ def test_create_from_builtin_schema_with_synthetic_pool(owner: Any) -> None:
     )
     assert study.state == Study.State.DRAFT and study.owner == owner
     assert study.schema_hash == carloan_schema().hash() and study.pool_rows == 200
+    assert study.schema["translations"] == carloan.SCHEMA_TRANSLATIONS  # its Japanese labels
     assert study.texts["en"]["consent"] == carloan.TEXTS["consent"]
+    assert study.texts["ja"]["consent"] == carloan.TEXTS_JA["consent"]
     assert study.consent_version == carloan.CONSENT_VERSION
     assert study.design == "sparsest:1,proximate:1,random:3"
 
@@ -42,11 +45,10 @@ def test_create_from_uploaded_schema_and_pool(owner: Any) -> None:
         title="Uploaded",
         schema=json.loads(json.dumps(schema)),
         owner=owner,
-        design="sparsest:2,random:1",
         pool=pool_bytes(80),
-        language="ja",
-        texts={"en": {"consent": "Agree?"}},
-    )
+        settings={"design": "sparsest:2,random:1", "language": "ja",
+                  "texts": {"en": {"consent": "Agree?"}}},
+    )  # fmt: skip
     assert study.pool_rows == 80 and study.language == "ja"
     assert study.design == "sparsest:2,random:1" and study.texts == {"en": {"consent": "Agree?"}}
 
@@ -56,16 +58,20 @@ def test_create_from_uploaded_schema_and_pool(owner: Any) -> None:
     [
         ({"slug": "has space"}, "slug 'has space'"),
         ({"title": " "}, "title: required"),
-        ({"design": "sparsest:1,proxmate:1"}, "design: "),
+        ({"settings": {"design": "sparsest:1,proxmate:1"}}, "design[1]: unknown strategy"),
         ({"schema": {"name": "x", "profile_items": "nope"}}, "schema: "),
-        ({"language": "fr"}, "language 'fr'"),
+        ({"settings": {"language": "fr"}}, "language: 'fr' is not one of"),
+        ({"settings": {"desing": "random:1"}}, "desing: unknown field"),
+        ({"settings": {"conditions": [{"name": "a", "design": "nope:1"}]}},
+         "conditions[0].design[0]: unknown strategy 'nope'"),
         ({"pool": b"id,income\n"}, "pool: missing column(s)"),
     ],
-)
+)  # fmt: skip
 def test_bad_setup_creates_nothing(owner: Any, kwargs: dict[str, Any], message: str) -> None:
     args: dict[str, Any] = {"slug": "s1", "title": "T", "schema": None, "owner": owner}
     args.update(kwargs)
-    args.setdefault("pool_size", 50)
+    if "pool" not in args:
+        args["pool_size"] = 50
     with pytest.raises(StudyError) as exc:
         study_setup.study_create_from_schema(**args)
     assert message in str(exc.value)
@@ -75,7 +81,7 @@ def test_bad_setup_creates_nothing(owner: Any, kwargs: dict[str, Any], message: 
 def test_bad_pool_error_carries_the_preview(owner: Any) -> None:
     lines = pool_bytes(30).decode().splitlines()
     lines[2] = lines[2].replace(",", ",x", 1)  # the income cell of line 3
-    with pytest.raises(study_setup.PoolRejected) as exc:
+    with pytest.raises(pool.PoolRejected) as exc:
         study_setup.study_create_from_schema(
             slug="s2", title="T", schema=None, owner=owner, pool="\n".join(lines).encode()
         )
@@ -116,7 +122,7 @@ def test_duplicate_copies_setup_not_participants(owner: Any, eager: None) -> Non
     services.study_set_state(study=src, state=Study.State.LIVE)
     complete(src, 1)
 
-    copy = study_setup.study_duplicate(study=src, slug="src-2", owner=other)
+    copy = duplicate.study_duplicate(study=src, slug="src-2", owner=other)
     assert copy.state == Study.State.DRAFT and copy.owner == other
     assert copy.participants.count() == 0 and src.participants.count() == 1
     assert list(copy.shared_with.all()) == []
@@ -139,7 +145,7 @@ def test_duplicate_copies_setup_not_participants(owner: Any, eager: None) -> Non
     assert quotas == [("", "gender", 5), ("distance", "", 10)]
     assert all(q.condition is None or q.condition.study_id == copy.pk for q in copy.quotas.all())
     with pytest.raises(StudyError, match="exists already"):
-        study_setup.study_duplicate(study=src, slug="src-2", owner=other)
+        duplicate.study_duplicate(study=src, slug="src-2", owner=other)
 
 
 def test_uploaded_model_checked_against_schema(owner: Any, tmp_path: Path) -> None:
@@ -153,7 +159,7 @@ def test_uploaded_model_checked_against_schema(owner: Any, tmp_path: Path) -> No
         schema, pool_from_frame(frame, schema), label="approved", kind="logistic"
     )
     path = save_model(model, tmp_path / "m.joblib")
-    study_setup.study_set_decision_model(study=study, name="uploaded", blob=path.read_bytes())
+    updates.study_set_decision_model(study=study, name="uploaded", blob=path.read_bytes())
     study.refresh_from_db()
     assert study.decision_model == "uploaded"
     loaded = engine.study_model(study)
@@ -173,13 +179,13 @@ def test_uploaded_model_checked_against_schema(owner: Any, tmp_path: Path) -> No
         tmp_path / "w.joblib",
     )
     with pytest.raises(StudyError, match="trained on schema"):
-        study_setup.study_set_decision_model(study=study, name="uploaded", blob=wrong.read_bytes())
+        updates.study_set_decision_model(study=study, name="uploaded", blob=wrong.read_bytes())
     with pytest.raises(StudyError, match="not a saved decision model"):
-        study_setup.study_set_decision_model(study=study, name="uploaded", blob=b"junk")
+        updates.study_set_decision_model(study=study, name="uploaded", blob=b"junk")
     study.refresh_from_db()
     assert study.decision_model_blob == path.read_bytes()  # the good upload is kept
     rule = save_model(IncomeRule(), tmp_path / "r.joblib")
-    study_setup.study_set_decision_model(study=study, name="uploaded", blob=rule.read_bytes())
-    study_setup.study_set_decision_model(study=study, name="income_rule")
+    updates.study_set_decision_model(study=study, name="uploaded", blob=rule.read_bytes())
+    updates.study_set_decision_model(study=study, name="income_rule")
     study.refresh_from_db()
     assert study.decision_model == "income_rule" and study.decision_model_blob is None

@@ -10,8 +10,8 @@ import pytest
 
 from recourse_engine import synth_pool
 from studyapp.generation import engine
-from studyapp.studies import study_setup
-from studyapp.studies.services import StudyError
+from studyapp.studies import pool
+from studyapp.studies.errors import StudyError
 from tests.studyapp.conftest import SCHEMA, make_study
 from tests.studyapp.console.conftest import pool_bytes
 
@@ -29,7 +29,7 @@ def _set(line: str, header: list[str], **cells: str) -> str:
 
 def test_good_file_counts_and_distributions() -> None:
     frame = synth_pool(SCHEMA, n=300, seed=3)
-    p = study_setup.pool_preview(SCHEMA.to_dict(), frame.to_csv(index=False).encode())
+    p = pool.pool_preview(SCHEMA.to_dict(), frame.to_csv(index=False).encode())
     assert p.ok and p.rows == 300 and p.errors == [] and p.rejected == []
     for it in SCHEMA.items:
         assert p.distributions[it.key] == {
@@ -50,7 +50,7 @@ def test_every_bad_row_listed_with_line_and_column() -> None:
     lines[20] = _set(lines[20], header, id="")  # line 21
     lines[30] = lines[30] + ",surplus"  # line 31
     lines[40] = _set(lines[40], header, income="-5")  # line 41
-    p = study_setup.pool_preview(SCHEMA, ("\n".join(lines) + "\n").encode())
+    p = pool.pool_preview(SCHEMA, ("\n".join(lines) + "\n").encode())
     assert not p.ok and p.errors == [] and p.rows == 45 and p.csv_text == ""
     got = dict(p.rejected)
     assert sorted(got) == [4, 11, 21, 31, 41]
@@ -96,20 +96,20 @@ def test_bad_files(data: bytes | None, message: str) -> None:
             assert frame.loc[0, "id"] == "P01"
             frame.loc[3, "id"] = "P01"
         data = frame.to_csv(index=False).encode()
-    p = study_setup.pool_preview(SCHEMA, data, max_rows=10 if "too many" in message else 200_000)
+    p = pool.pool_preview(SCHEMA, data, max_rows=10 if "too many" in message else 200_000)
     assert not p.ok and p.csv_text == ""
     assert any(message in e for e in p.errors), p.errors
 
 
 def test_too_big_file_refused_before_parsing(monkeypatch: Any) -> None:
-    monkeypatch.setattr(study_setup, "MAX_POOL_BYTES", 100)
-    p = study_setup.pool_preview(SCHEMA, pool_bytes(5))
+    monkeypatch.setattr(pool, "MAX_POOL_BYTES", 100)
+    p = pool.pool_preview(SCHEMA, pool_bytes(5))
     assert not p.ok and "too big" in p.errors[0]
 
 
 def test_reference_size_pool_previews() -> None:
     data = synth_pool(SCHEMA, n=3683, seed=0).to_csv(index=False).encode()
-    p = study_setup.pool_preview(SCHEMA, data)
+    p = pool.pool_preview(SCHEMA, data)
     assert p.ok and p.rows == 3683
 
 
@@ -118,11 +118,11 @@ def test_replace_pool_good_and_bad(transactional_db: Any) -> None:
     before = (study.pool_csv, study.pool_hash, study.pool_rows)
     bad = _lines(pool_bytes(40))
     bad[5] = _set(bad[5], bad[0].split(","), position="0")
-    p = study_setup.study_replace_pool(study=study, data=("\n".join(bad)).encode())
+    p = pool.study_replace_pool(study=study, data=("\n".join(bad)).encode())
     assert not p.ok and [line for line, _ in p.rejected] == [6]
     study.refresh_from_db()
     assert (study.pool_csv, study.pool_hash, study.pool_rows) == before
-    p = study_setup.study_replace_pool(study=study, data=pool_bytes(40))
+    p = pool.study_replace_pool(study=study, data=pool_bytes(40))
     assert p.ok
     study.refresh_from_db()
     assert study.pool_rows == 40 and study.pool_hash == engine.pool_csv_hash(study.pool_csv)
@@ -133,6 +133,6 @@ def test_replace_pool_of_live_study_refused(transactional_db: Any) -> None:
     study = make_study(slug="live1", state="live")
     before = study.pool_hash
     with pytest.raises(StudyError, match="frozen"):
-        study_setup.study_replace_pool(study=study, data=pool_bytes(40))
+        pool.study_replace_pool(study=study, data=pool_bytes(40))
     study.refresh_from_db()
     assert study.pool_hash == before

@@ -1,0 +1,76 @@
+"""Duplicating a study: a new draft with the same setup, for changing what froze when the
+original went live.
+
+The copy takes the rows as they are (not re-validated: they were accepted once and the
+participant side reads them as stored), with fresh completion codes so that a panel never
+credits one study's participants with the other's code.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.db import transaction
+
+from studyapp.models import OUTCOMES, Condition, Quota, Study, default_outcome_codes
+from studyapp.studies.services import slug_check
+
+
+def _fresh_codes(old: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
+    """New completion codes; redirect URLs kept, with an old code in them replaced."""
+    codes = default_outcome_codes()
+    for outcome in OUTCOMES:
+        prev = old.get(outcome, {}) if isinstance(old, Mapping) else {}
+        url = str(prev.get("redirect_url", ""))
+        if prev.get("code") and prev["code"] in url:
+            url = url.replace(prev["code"], codes[outcome]["code"])
+        codes[outcome]["redirect_url"] = url
+    return codes
+
+
+def study_duplicate(*, study: Study, slug: str, owner: Any) -> Study:
+    """A draft copy (schema, texts, design, pool, model, conditions, quotas, attention checks;
+    fresh outcome codes), owned by `owner`, without participants or sharing."""
+    slug = slug_check(slug)
+    with transaction.atomic():
+        copy = Study.objects.create(
+            slug=slug,
+            title=study.title,
+            state=Study.State.DRAFT,
+            owner=owner if getattr(owner, "pk", None) else None,
+            language=study.language,
+            schema=study.schema,
+            schema_hash=study.schema_hash,
+            texts=study.texts,
+            consent_version=study.consent_version,
+            design=study.design,
+            decision_model=study.decision_model,
+            decision_model_blob=study.decision_model_blob,
+            pool_csv=study.pool_csv,
+            pool_hash=study.pool_hash,
+            pool_rows=study.pool_rows,
+            seed=study.seed,
+            outcome_codes=_fresh_codes(study.outcome_codes),
+            panel_param=study.panel_param,
+            assignment_timeout_minutes=study.assignment_timeout_minutes,
+            attention_checks=study.attention_checks,
+            attention_max_failures=study.attention_max_failures,
+            attention_rule=study.attention_rule,
+        )
+        by_old: dict[int, Condition] = {}
+        for cond in study.conditions.all():
+            by_old[cond.pk] = Condition.objects.create(
+                study=copy, name=cond.name, design=cond.design, position=cond.position
+            )
+        Quota.objects.bulk_create(
+            Quota(
+                study=copy,
+                condition=by_old.get(q.condition_id) if q.condition_id else None,
+                screening_key=q.screening_key,
+                screening_value=q.screening_value,
+                limit=q.limit,
+            )
+            for q in study.quotas.all()
+        )
+    return copy
