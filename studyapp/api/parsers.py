@@ -9,7 +9,7 @@ from rest_framework.parsers import BaseParser
 
 
 class CSVBodyParser(BaseParser):
-    """Hands the raw bytes on; `study_setup.pool_preview` decodes and checks them."""
+    """Hands the raw bytes on; `studies.pool.pool_preview` decodes and checks them."""
 
     media_type = "text/csv"
 

@@ -406,6 +406,13 @@ def config_validate(
         raise ConfigError(config_problems(exc, StudyConfig, PATTERN_HINTS)) from None
 
 
+def attention_checks_read(value: Any) -> list[dict[str, Any]]:
+    """Stored attention checks read back through the model (the participant pages' guard:
+    a stored list the settings would refuse is never shown); ConfigError names the problem."""
+    data = {**placeholders(["title", "outcome_codes"]), "attention_checks": value or []}
+    return config_validate(data).stored()["attention_checks"]
+
+
 def placeholders(names: Sequence[str]) -> dict[str, Any]:
     """Valid stand-ins for the named settings (their defaults; fresh outcome codes)."""
     out: dict[str, Any] = {}

@@ -1,4 +1,4 @@
-"""Attention checks: validation with messages naming the item, the extra question on its
+"""Attention checks: stored checks read through the settings model, the extra question on its
 page, the END and FLAG rules, and bots that answer them."""
 
 from __future__ import annotations
@@ -21,35 +21,38 @@ DISAGREE = {"key": "disagree", "prompt": "Please choose 'Disagree' here.",
             "options": ["Agree", "Disagree"], "answer": 2, "page": "evaluation-2"}  # fmt: skip
 
 
-def test_validate_checks_accepts_and_cleans() -> None:
-    assert attention.validate_checks([{**BLUE, "prompt": "  Choose Blue.  "}, DISAGREE]) == [
-        {**BLUE, "prompt": "Choose Blue."},
-        DISAGREE,
-    ]
-    assert attention.validate_checks([]) == [] and attention.validate_checks(None) == []
+def test_checks_are_read_through_the_settings_model(study: Study) -> None:
+    study.attention_checks = [{**BLUE, "prompt": "  Choose Blue.  "}, DISAGREE]
+    assert attention.checks_for_page(study, "profile") == [{**BLUE, "prompt": "Choose Blue."}]
+    assert attention.checks_for_page(study, "evaluation-2") == [DISAGREE]
+    assert attention.checks_for_page(study, "evaluation-1") == []
 
 
 @pytest.mark.parametrize(
-    "bad, message",
+    "bad",
     [
-        ({"not": "a list"}, "must be a list"),
-        (["text"], "attention check #1: must be an object"),
-        ([{**BLUE, "key": "Blue!"}], "attention check #1: 'key' must be"),
-        ([BLUE, {**DISAGREE, "key": "blue"}], "attention check 'blue': duplicate key"),
-        ([{**BLUE, "colour": 1}], "attention check 'blue': unknown field(s) colour"),
-        ([{**BLUE, "prompt": " "}], "attention check 'blue': 'prompt' must be a non-empty"),
-        ([{**BLUE, "options": ["only"]}], "attention check 'blue': 'options' must be a list"),
-        ([{**BLUE, "answer": 4}], "attention check 'blue': 'answer' 4 is not an option (1..3)"),
-        ([{**BLUE, "answer": "2"}], "attention check 'blue': 'answer' must be the 1-based"),
-        ([{**BLUE, "answer": True}], "attention check 'blue': 'answer' must be the 1-based"),
-        ([{**BLUE, "page": "consent"}], "attention check 'blue': 'page' must be 'profile'"),
-        ([{**BLUE, "page": "evaluation-0"}], "'page' must be 'profile' or 'evaluation-N'"),
+        {"not": "a list"},
+        ["text"],
+        [{**BLUE, "key": "Blue!"}],
+        [BLUE, {**DISAGREE, "key": "blue"}],
+        [{**BLUE, "colour": 1}],
+        [{**BLUE, "prompt": " "}],
+        [{**BLUE, "options": ["only"]}],
+        [{**BLUE, "answer": 4}],
+        [{**BLUE, "answer": "2"}],
+        [{**BLUE, "answer": True}],
+        [{**BLUE, "page": "consent"}],
+        [{**BLUE, "page": "evaluation-0"}],
     ],
 )
-def test_validate_checks_names_the_problem(bad: Any, message: str) -> None:
-    with pytest.raises(ValueError) as err:
-        attention.validate_checks(bad)
-    assert message in str(err.value)
+def test_a_stored_list_the_settings_refuse_shows_no_check(
+    study: Study, bad: Any, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A list stored before the settings model (or by hand) that it would refuse: the page
+    shows no check instead of breaking, and the problem is logged by its path."""
+    study.attention_checks = bad
+    assert attention.checks_for_page(study, "profile") == []
+    assert "attention checks not used: attention_checks" in caplog.text
 
 
 def _study_with(

@@ -11,7 +11,7 @@ import pytest
 
 from recourse_engine import carloan_schema
 from studyapp.models import OUTCOMES, default_outcome_codes
-from studyapp.participation import attention, screening
+from studyapp.participation import screening
 from studyapp.studies import config, updates
 from studyapp.studies.config_schema import editor_schema, setting_json_schema
 from studyapp.studies.errors import ConfigError
@@ -133,33 +133,6 @@ def test_every_setting_is_either_draft_only_or_always() -> None:
     assert sorted(updates.DRAFT_ONLY + updates.ALWAYS) == sorted(config.SETTINGS)
     assert not set(updates.DRAFT_ONLY) & set(updates.ALWAYS)
     assert tuple(config.OutcomeCodes.model_fields) == OUTCOMES
-
-
-@pytest.mark.parametrize(
-    "checks",
-    [
-        [BLUE],
-        [{**BLUE, "key": "Blue!"}],
-        [BLUE, {**BLUE, "page": "evaluation-1"}],
-        [{**BLUE, "options": ["only"]}],
-        [{**BLUE, "answer": 3}],
-        [{**BLUE, "answer": True}],
-        [{**BLUE, "page": "evaluation-0"}],
-        [{**BLUE, "prompt": ""}],
-    ],
-)
-def test_the_participant_side_reads_what_the_configuration_accepts(checks: list) -> None:
-    """`attention.checks_for_page` reads stored checks with its own guard; it must accept
-    exactly what the configuration stores."""
-    try:
-        stored = _check(attention_checks=checks).stored()["attention_checks"]
-    except ConfigError:
-        stored = None
-    try:
-        read = attention.validate_checks(checks)
-    except ValueError:
-        read = None
-    assert stored == read
 
 
 def test_the_editor_schema_is_the_models() -> None:
