@@ -39,7 +39,11 @@ def generate_recourses(self, participant_id: int) -> str:
 
 
 @shared_task(
-    name="studyapp.tasks.fit_balanced_methods", acks_late=True, time_limit=3600, soft_time_limit=3500)
+    name="studyapp.tasks.fit_balanced_methods",
+    acks_late=True,
+    time_limit=3600,
+    soft_time_limit=3500,
+)
 def fit_balanced_methods(study_id: int) -> dict[str, str]:
     """Fit a live study's EBR/IBR models on its pool (may take minutes: own time limit)."""
     from studyapp.generation import method_fitting
