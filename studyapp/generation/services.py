@@ -28,14 +28,19 @@ def _generation_of(participant_id: int) -> str:
     return found.first() or ""
 
 
+def _lock(participant_id: int) -> Participant | None:
+    """The participant's row, locked until the transaction ends (None: deleted on request)."""
+    return (
+        Participant.objects.select_for_update()
+        .select_related("study")
+        .filter(pk=participant_id)
+        .first()
+    )
+
+
 def _mark_running(participant_id: int) -> Participant | None:
     with transaction.atomic():
-        p = (
-            Participant.objects.select_for_update()
-            .select_related("study")
-            .filter(pk=participant_id)
-            .first()
-        )
+        p = _lock(participant_id)
         if p is None or p.state != S.WAITING or p.generation in (G.DONE, G.EMPTY, G.FAILED):
             return None  # already generated (re-delivered task) or not asked for
         p.generation = G.RUNNING
@@ -140,12 +145,7 @@ def recourses_fail(*, participant_id: int, error: str) -> str:
     """Give up on generation: the participant is told politely, the case is flagged."""
     log.error("recourse generation failed for participant %s: %s", participant_id, error)
     with transaction.atomic():
-        p = (
-            Participant.objects.select_for_update()
-            .select_related("study")
-            .filter(pk=participant_id)
-            .first()
-        )
+        p = _lock(participant_id)
         if p is None:
             return ""
         if p.generation in (G.DONE, G.EMPTY) or p.state != S.WAITING:

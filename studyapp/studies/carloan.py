@@ -18,6 +18,9 @@ from studyapp.studies.services import study_create_from_schema
 
 CONSENT_VERSION = "carloan-2024-1"
 
+#: the options of both hours-per-day items (working, teleworking), in Japanese
+HOURS_JA = ["0〜2時間", "2〜4時間", "4〜6時間", "6〜8時間", "8〜10時間", "10〜12時間", "12時間以上"]
+
 TEXTS: dict[str, str] = {
     "welcome": (
         "Thank you for your interest in this study about how people judge the advice an AI "
@@ -192,27 +195,11 @@ SCHEMA_TRANSLATIONS: dict[str, dict] = {
             },  # fmt: skip
             "working_hours": {
                 "label": "1日の労働時間",
-                "options": [
-                    "0〜2時間",
-                    "2〜4時間",
-                    "4〜6時間",
-                    "6〜8時間",
-                    "8〜10時間",
-                    "10〜12時間",
-                    "12時間以上",
-                ],
+                "options": HOURS_JA,
             },  # fmt: skip
             "teleworking_hours": {
                 "label": "1日のテレワーク時間",
-                "options": [
-                    "0〜2時間",
-                    "2〜4時間",
-                    "4〜6時間",
-                    "6〜8時間",
-                    "8〜10時間",
-                    "10〜12時間",
-                    "12時間以上",
-                ],
+                "options": HOURS_JA,
             },  # fmt: skip
             "side_jobs": {
                 "label": "副業の数",

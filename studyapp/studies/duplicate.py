@@ -29,6 +29,15 @@ def _fresh_codes(old: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, st
     return codes
 
 
+#: what a copy takes over as it is (its slug, state, owner and outcome codes are its own)
+COPIED = (
+    "title", "language", "schema", "schema_hash", "texts", "consent_version", "design",
+    "decision_model", "decision_model_blob", "pool_csv", "pool_hash", "pool_rows", "seed",
+    "panel_param", "assignment_timeout_minutes", "attention_checks", "attention_max_failures",
+    "attention_rule",
+)  # fmt: skip
+
+
 def study_duplicate(*, study: Study, slug: str, owner: Any) -> Study:
     """A draft copy (schema, texts, design, pool, model, conditions, quotas, attention checks;
     fresh outcome codes), owned by `owner`, without participants or sharing."""
@@ -36,27 +45,10 @@ def study_duplicate(*, study: Study, slug: str, owner: Any) -> Study:
     with transaction.atomic():
         copy = Study.objects.create(
             slug=slug,
-            title=study.title,
             state=Study.State.DRAFT,
             owner=owner if getattr(owner, "pk", None) else None,
-            language=study.language,
-            schema=study.schema,
-            schema_hash=study.schema_hash,
-            texts=study.texts,
-            consent_version=study.consent_version,
-            design=study.design,
-            decision_model=study.decision_model,
-            decision_model_blob=study.decision_model_blob,
-            pool_csv=study.pool_csv,
-            pool_hash=study.pool_hash,
-            pool_rows=study.pool_rows,
-            seed=study.seed,
             outcome_codes=_fresh_codes(study.outcome_codes),
-            panel_param=study.panel_param,
-            assignment_timeout_minutes=study.assignment_timeout_minutes,
-            attention_checks=study.attention_checks,
-            attention_max_failures=study.attention_max_failures,
-            attention_rule=study.attention_rule,
+            **{name: getattr(study, name) for name in COPIED},
         )
         by_old: dict[int, Condition] = {}
         for cond in study.conditions.all():

@@ -17,34 +17,14 @@ from studyapp.studies import carloan, services
 
 
 def study_create_from_schema(
-    *,
-    slug: str,
-    title: str,
-    schema: Mapping[str, Any] | None,
-    owner: Any,
-    pool: bytes | None = None,
-    pool_size: int = 3683,
-    settings: Mapping[str, Any] | None = None,
+    *, schema: Mapping[str, Any] | None, settings: Mapping[str, Any] | None = None, **common: Any
 ) -> Study:
-    """A new draft study owned by `owner`; `schema` None: the car-loan reference study in
-    the language `settings` names (default English)."""
+    """A new draft study; `schema` None: the car-loan reference study in the language
+    `settings` names (default English). `common`: slug, title, owner, pool, pool_size, as
+    `services.study_create_from_schema` takes them."""
     if schema is None:
         given = dict(settings or {})
         return carloan.carloan_study_create(
-            slug=slug,
-            title=title,
-            language=given.pop("language", "en"),
-            owner=owner,
-            pool=pool,
-            pool_size=pool_size,
-            settings=given,
+            language=given.pop("language", "en"), settings=given, **common
         )
-    return services.study_create_from_schema(
-        slug=slug,
-        title=title,
-        schema=schema,
-        owner=owner,
-        pool=pool,
-        pool_size=pool_size,
-        settings=settings,
-    )
+    return services.study_create_from_schema(schema=schema, settings=settings, **common)

@@ -13,39 +13,14 @@ import pandas as pd
 import pytest
 
 from recourse_engine import carloan_schema
+from tests.browser.chromium import start_chromium
 from tests.integration.stack import embedded_env, manage, prepare, running
-from tests.services import require_executable
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-
-
 @pytest.fixture
 def driver() -> Iterator[object]:
-    chromium = require_executable("chromium", "apt-get install chromium (scripts/setup dev)")
-    chromedriver = require_executable(
-        "chromedriver", "apt-get install chromium-driver (scripts/setup dev)"
-    )
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument("--window-size=412,915")  # a phone
-    d = webdriver.Chrome(service=Service(chromedriver), options=options)
-    d.implicitly_wait(0)
+    d = start_chromium("412,915")  # a phone
     yield d
     d.quit()
 

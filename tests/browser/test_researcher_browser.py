@@ -16,9 +16,8 @@ import pandas as pd
 import pytest
 
 from recourse_engine import carloan_schema, synth_pool
-from tests.browser.test_participant_browser import FLAGS
+from tests.browser.chromium import start_chromium
 from tests.integration.stack import embedded_env, manage, running
-from tests.services import require_executable
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -43,27 +42,11 @@ def downloads(tmp_path: Path) -> Path:
 
 @pytest.fixture
 def driver(downloads: Path) -> Iterator[object]:
-    chromium = require_executable("chromium", "apt-get install chromium (scripts/setup dev)")
-    chromedriver = require_executable(
-        "chromedriver", "apt-get install chromium-driver (scripts/setup dev)"
-    )
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    options = webdriver.ChromeOptions()
-    options.binary_location = chromium
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument("--window-size=1280,1000")  # a researcher's desktop
-    options.add_experimental_option(
-        "prefs",
-        {"download.default_directory": str(downloads), "download.prompt_for_download": False},
-    )
-    d = webdriver.Chrome(service=Service(chromedriver), options=options)
+    prefs = {"download.default_directory": str(downloads), "download.prompt_for_download": False}
+    d = start_chromium("1280,1000", prefs)  # a researcher's desktop
     d.execute_cdp_cmd(
         "Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
     )
-    d.implicitly_wait(0)
     yield d
     d.quit()
 
