@@ -19,15 +19,42 @@ from analysis.gamm.basis import SmoothBasis, make_basis
 
 @dataclass(frozen=True)
 class Smooth:
-    """``s(variable, bs=basis, k=k)``: a penalized spline of one numeric covariate."""
+    """``s(variable, bs=basis, k=k)``: a penalized spline of one numeric covariate; with ``by``
+    (a factor) one centred smooth per level, each with its own smoothing parameter."""
 
     variable: str
     basis: str = "tp"
     k: int = 10
+    by: str | None = None
 
     @property
     def label(self) -> str:
         return f"s({self.variable})"
+
+
+@dataclass(frozen=True)
+class Parametric:
+    """An unpenalized term: a numeric covariate (one column) or a factor (treatment contrasts,
+    first of ``levels`` the reference), named as R's model.matrix names the columns."""
+
+    variable: str
+    levels: tuple[str, ...] | None = None  # None: numeric
+
+    @property
+    def label(self) -> str:
+        return self.variable
+
+    @property
+    def names(self) -> list[str]:
+        if self.levels is None:
+            return [self.variable]
+        return [f"{self.variable}{lv}" for lv in self.levels[1:]]
+
+    def columns(self, data: pd.DataFrame) -> np.ndarray:
+        if self.levels is None:
+            return data[self.variable].to_numpy(dtype=float)[:, None]
+        values = data[self.variable].astype(str).to_numpy()
+        return np.column_stack([(values == lv).astype(float) for lv in self.levels[1:]])
 
 
 @dataclass(frozen=True)
@@ -57,6 +84,8 @@ class TermInfo:
     basis: SmoothBasis | None = None
     spec: Smooth | RandomEffect | None = None
     levels: np.ndarray | None = None  # grouping levels of a random term
+    names: list[str] | None = None  # coefficient names of a parametric term
+    by_level: tuple[str, str] | None = None  # (factor, level) of a factor-by smooth
 
 
 @dataclass
@@ -105,36 +134,59 @@ def build_design(
     outcome: str,
     smooths: list[Smooth],
     random_effects: list[RandomEffect],
+    parametric: list[Parametric] | None = None,
+    by_levels: dict[str, tuple[str, ...]] | None = None,
 ) -> Design:
-    """Assemble the structured model matrix for ``outcome ~ 1 + smooths + random effects``."""
+    """Assemble the structured model matrix for ``outcome ~ 1 + parametric + smooths + random
+    effects`` (mgcv's coefficient order: parametric first, then smooths in formula order)."""
     y = data[outcome].to_numpy(dtype=float)
     n = y.size
     fixed_cols: list[np.ndarray] = [np.ones((n, 1))]
-    terms: list[TermInfo] = [TermInfo("(Intercept)", "parametric", 1, slice(0, 1))]
+    terms: list[TermInfo] = [
+        TermInfo("(Intercept)", "parametric", 1, slice(0, 1), names=["(Intercept)"])
+    ]
     pos = 1
+    for par in parametric or []:
+        cols = par.columns(data)
+        m = cols.shape[1]
+        terms.append(
+            TermInfo(par.label, "parametric", m, slice(pos, pos + m), spec=par, names=par.names)
+        )
+        fixed_cols.append(cols)
+        pos += m
     n_lambda = 0
     for sm in smooths:
         basis = make_basis(sm.basis, data[sm.variable].to_numpy(dtype=float), sm.k, sm.variable)
         cols = basis.design(data[sm.variable].to_numpy(dtype=float))
         m = cols.shape[1]
         rank = m - basis.null_space_dim
-        terms.append(
-            TermInfo(
-                sm.label,
-                "smooth",
-                m,
-                slice(pos, pos + m),
-                None,
-                basis.penalty,
-                rank,
-                n_lambda,
-                basis,
-                sm,
+        if sm.by is None:
+            pieces = [(sm.label, None, cols)]
+        else:
+            by_values = data[sm.by].astype(str).to_numpy()
+            pieces = [
+                (f"{sm.label}:{sm.by}{lv}", (sm.by, lv), cols * (by_values == lv)[:, None])
+                for lv in (by_levels or {})[sm.by]
+            ]
+        for label, by_level, piece in pieces:
+            terms.append(
+                TermInfo(
+                    label,
+                    "smooth",
+                    m,
+                    slice(pos, pos + m),
+                    None,
+                    basis.penalty,
+                    rank,
+                    n_lambda,
+                    basis,
+                    sm,
+                    by_level=by_level,
+                )
             )
-        )
-        fixed_cols.append(cols)
-        pos += m
-        n_lambda += 1
+            fixed_cols.append(piece)
+            pos += m
+            n_lambda += 1
 
     blocked = None
     if random_effects:

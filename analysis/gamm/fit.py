@@ -16,7 +16,14 @@ from scipy import stats
 from threadpoolctl import threadpool_limits
 
 from analysis.gamm import inference as inf
-from analysis.gamm.design import Design, RandomEffect, Smooth, TermInfo, build_design
+from analysis.gamm.design import (
+    Design,
+    Parametric,
+    RandomEffect,
+    Smooth,
+    TermInfo,
+    build_design,
+)
 from analysis.gamm.linalg import cross_products
 from analysis.gamm.reml import RemlState, fit_reml, full_hessian
 from analysis.gamm.validate import (
@@ -118,6 +125,12 @@ class GammFit:
                 out += b * cov
         return out
 
+    def predict_se(self, data: pd.DataFrame, exclude: list[str] | tuple[str, ...] = ()):
+        """``predict.gam(fit, data, se.fit = TRUE, exclude = ...)``: columns fit, se."""
+        from analysis.gamm.predict import predict_with_se
+
+        return predict_with_se(self, data, exclude)
+
     def smooth_grid(self, label: str | None = None, points: int = 100) -> pd.DataFrame:
         """The centred smooth on an even grid over the data range, with 95% pointwise bands
         from the Bayesian covariance (as mgcv's ``predict(type="terms", se.fit=TRUE)``)."""
@@ -159,12 +172,34 @@ class GammFit:
         }
 
 
-def _formula(outcome: str, smooths: list[Smooth], res: list[RandomEffect]) -> str:
-    parts = [f's({s.variable}, bs = "{s.basis}", k = {s.k})' for s in smooths]
+def _formula(
+    outcome: str, smooths: list[Smooth], res: list[RandomEffect], parametric: list[str]
+) -> str:
+    parts = list(parametric)
+    for s in smooths:
+        by = f", by = {s.by}" if s.by else ""
+        parts.append(f's({s.variable}{by}, bs = "{s.basis}", k = {s.k})')
     for r in res:
         inner = r.group if r.covariate is None else f"{r.group}, {r.covariate}"
         parts.append(f's({inner}, bs = "re")')
     return f"{outcome} ~ " + " + ".join(parts or ["1"])
+
+
+def _factor_levels(data: pd.DataFrame, column: str) -> tuple[str, ...]:
+    """Levels as R's factor() orders them (sorted strings; C-locale order), at least two."""
+    raw = data[column]
+    if raw.isna().any():
+        pos = int(np.flatnonzero(raw.isna().to_numpy())[0])
+        raise GammInputError(f"data: column {column!r} is empty in row {pos + 1}")
+    levels = tuple(sorted(raw.astype(str).unique()))
+    if len(levels) < 2:
+        raise GammInputError(f"data: factor {column!r} has a single level ({levels[0]!r})")
+    return levels
+
+
+def _is_factor(data: pd.DataFrame, column: str) -> bool:
+    dtype = data[column].dtype
+    return not pd.api.types.is_numeric_dtype(dtype) or pd.api.types.is_bool_dtype(dtype)
 
 
 def fit_additive_mixed(
@@ -173,26 +208,52 @@ def fit_additive_mixed(
     smooths: list[Smooth],
     random_effects: list[RandomEffect],
     *,
+    parametric: list[str] | None = None,
+    method: str = "REML",
     validate_ratings: bool = False,
+    formula: str | None = None,
 ) -> GammFit:
-    """Fit ``outcome ~ 1 + smooths + random effects`` by REML (any numbers of each term)."""
+    """Fit ``outcome ~ 1 + parametric + smooths + random effects`` by REML or ML (mgcv's
+    ``method``); parametric columns that are not numeric are factors (treatment contrasts)."""
     t0 = time.perf_counter()
-    columns = [outcome] + [s.variable for s in smooths]
+    if method not in ("REML", "ML"):
+        raise GammInputError(f"method must be 'REML' or 'ML', got {method!r}")
+    parametric = list(parametric or [])
+    columns = [outcome, *parametric] + [s.variable for s in smooths]
+    columns += [s.by for s in smooths if s.by is not None]
     for r in random_effects:
         columns.append(r.group)
         if r.covariate is not None:
             columns.append(r.covariate)
     require_columns(data, list(dict.fromkeys(columns)))
-    labels = [s.label for s in smooths] + [r.label for r in random_effects]
+    labels = parametric + [f"{s.label}:{s.by}" for s in smooths] + [r.label for r in random_effects]
     if len(set(labels)) != len(labels):
         raise GammInputError(f"duplicate model terms: {labels}")
     clean = pd.DataFrame(index=data.index)
     clean[outcome] = (
         rating_column(data, outcome) if validate_ratings else numeric_column(data, outcome)
     )
+    par_specs = []
+    for name in parametric:
+        if _is_factor(data, name):
+            levels = _factor_levels(data, name)
+            clean[name] = data[name].astype(str)
+            par_specs.append(Parametric(name, levels))
+        else:
+            clean[name] = numeric_column(data, name)
+            par_specs.append(Parametric(name))
+    by_levels = {}
     for s in smooths:
         check_basis(s.basis, s.k)
         clean[s.variable] = smooth_covariate(data, s.variable, s.k)
+        if s.by is not None:
+            if not _is_factor(data, s.by):
+                raise GammInputError(
+                    f"data: by variable {s.by!r} of s({s.variable}, by = {s.by}) must be a "
+                    "factor (text column); numeric by variables are not supported"
+                )
+            by_levels[s.by] = _factor_levels(data, s.by)
+            clean[s.by] = data[s.by].astype(str)
     for r in random_effects:
         clean[r.group] = group_column(data, r.group)
         if r.covariate is not None and r.covariate not in clean:
@@ -200,26 +261,59 @@ def fit_additive_mixed(
     if np.unique(clean[outcome]).size < 2:
         raise GammInputError(f"data: column {outcome!r} is constant; nothing to model")
     clean = clean.reset_index(drop=True)
-    design = build_design(clean, outcome, smooths, random_effects)
-    design.meta["smooth_data"] = {s.label: clean[s.variable].to_numpy() for s in smooths}
+    design = build_design(clean, outcome, smooths, random_effects, par_specs, by_levels)
+    design.meta["smooth_data"] = {
+        t.label: clean[t.spec.variable].to_numpy() for t in design.terms if t.kind == "smooth"
+    }
+    design.meta["method"] = method
+    design.meta["data"] = clean
+    text = formula or _formula(outcome, smooths, random_effects, parametric)
     with threadpool_limits(limits=BLAS_THREADS):
         cp = cross_products(design)
-        state, iterations, converged = fit_reml(design, cp)
-        return _summarise(
-            design, cp, state, iterations, converged, _formula(outcome, smooths, random_effects), t0
-        )
+        state, iterations, converged = fit_reml(design, cp, ml=method == "ML")
+        return _summarise(design, cp, state, iterations, converged, text, t0)
+
+
+def fit_formula(formula: str, data: pd.DataFrame, method: str = "REML") -> GammFit:
+    """Fit a model written in mgcv's formula syntax (see ``analysis.gamm.formula``)."""
+    from analysis.gamm.formula import parse_formula
+
+    spec = parse_formula(formula)
+    if isinstance(data, pd.DataFrame):
+        spec.check_columns(list(data.columns))
+    return fit_additive_mixed(
+        data,
+        spec.outcome,
+        spec.smooths,
+        spec.random_effects,
+        parametric=spec.parametric,
+        method=method,
+        formula=spec.text,
+    )
 
 
 def fit_gamm(
-    data: pd.DataFrame,
-    outcome: str,
-    distance: str,
-    participant: str,
+    data: pd.DataFrame | str | None = None,
+    outcome: str | pd.DataFrame | None = None,
+    distance: str | None = None,
+    participant: str | None = None,
     basis: str = "tp",
     k: int = 10,
+    *,
+    formula: str | None = None,
+    method: str = "REML",
 ) -> GammFit:
     """The seed study's GAMM: ``outcome ~ s(distance) + s(participant, bs="re")
-    + s(participant, distance, bs="re")`` by REML, ``outcome`` a 1..7 rating."""
+    + s(participant, distance, bs="re")`` by REML, ``outcome`` a 1..7 rating; or, called as
+    ``fit_gamm(formula, data)`` (or with ``formula=``), any model in mgcv's formula syntax."""
+    if isinstance(data, str):
+        formula, data = data, outcome
+    if formula is not None:
+        if not isinstance(data, pd.DataFrame):
+            raise GammInputError("fit_gamm(formula, data): data must be a pandas DataFrame")
+        return fit_formula(formula, data, method)
+    if outcome is None or distance is None or participant is None:
+        raise GammInputError("fit_gamm needs outcome, distance and participant (or a formula)")
     check_basis(basis, k)
     return fit_additive_mixed(
         data,
@@ -227,6 +321,7 @@ def fit_gamm(
         [Smooth(distance, basis, k)],
         [RandomEffect(participant), RandomEffect(participant, distance)],
         validate_ratings=True,
+        method=method,
     )
 
 
@@ -243,6 +338,9 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
     y = design.y
     resid = y - fitted
     rss = float(resid @ resid)
+    # mgcv's scale is the Pearson estimate rss / (n - tr A); at a REML optimum it equals the
+    # profiled REML scale, at an ML optimum it does not (the ML scale is D / n)
+    phi = float(state.scale) if design.meta.get("method", "REML") == "REML" else rss / res_df
     null_dev = float(np.sum((y - y.mean()) ** 2))
     r_sq = 1.0 - float(np.var(resid, ddof=1)) * (n - 1) / (float(np.var(y, ddof=1)) * res_df)
     beta = np.concatenate([state.beta_f, state.beta_r.ravel()])
@@ -250,14 +348,18 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
     blocked = all(t.random_index is not None for t in design.terms if t.kind == "random")
     hinv = None if blocked else inf.dense_inverse(design, state.fac)
     parametric = {}
-    se0 = float(np.sqrt(state.scale * state.fac.p[0, 0]))
-    t0v = float(state.beta_f[0] / se0)
-    parametric["(Intercept)"] = {
-        "estimate": float(state.beta_f[0]),
-        "se": se0,
-        "t": t0v,
-        "p": float(2.0 * stats.t.sf(abs(t0v), res_df)),
-    }
+    for t in design.terms:
+        if t.kind != "parametric":
+            continue
+        for i, name in zip(range(t.fixed_slice.start, t.fixed_slice.stop), t.names, strict=True):
+            se = float(np.sqrt(phi * state.fac.p[i, i]))
+            tv = float(state.beta_f[i] / se)
+            parametric[name] = {
+                "estimate": float(state.beta_f[i]),
+                "se": se,
+                "t": tv,
+                "p": float(2.0 * stats.t.sf(abs(tv), res_df)),
+            }
     smooth = {}
     for t in design.terms:
         if t.kind == "smooth":
@@ -265,16 +367,16 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
             res = inf.smooth_test(
                 state.beta_f[sl],
                 cp.a[sl, sl],
-                state.scale * state.fac.p[sl, sl],
+                phi * state.fac.p[sl, sl],
                 min(t.n_coef, edfs[t.label][1]),
                 res_df,
             )
         elif t.kind == "random" and blocked:
             res = inf.random_effect_test_blocked(
-                design, t, cp, state.fac, lam, state.beta_r, state.scale, res_df
+                design, t, cp, state.fac, lam, state.beta_r, phi, res_df
             )
         elif t.kind == "random":
-            res = inf.random_effect_test(design, t, xtx, hinv, lam, beta, state.scale, res_df)
+            res = inf.random_effect_test(design, t, xtx, hinv, lam, beta, phi, res_df)
         else:
             continue
         smooth[t.label] = SmoothRow(edfs[t.label][0], res.ref_df, res.stat, res.p)
@@ -283,9 +385,7 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
         if state.dbeta
         else np.zeros((beta.size, 0))
     )
-    e2, exact = inf.edf2_total(
-        design, xtx, sum_edf, lam, full_hessian(state, design), dbeta, state.scale
-    )
+    e2, exact = inf.edf2_total(design, xtx, sum_edf, lam, full_hessian(state, design), dbeta, phi)
     aic, loglik, df_aic = inf.mgcv_aic(n, rss, sum_edf, sum_edf1, e2, design.p)
     reml_value = state.value + logdet_s_constant(design)
     return GammFit(
@@ -293,7 +393,7 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
         n=n,
         design=design,
         state=state,
-        scale=float(state.scale),
+        scale=float(phi),
         aic=aic,
         loglik=loglik,
         df_aic=df_aic,

@@ -52,6 +52,7 @@ class RemlState:
     frob: np.ndarray  # lambda_i lambda_j tr(H^{-1} S_i H^{-1} S_j)
     bsb: np.ndarray  # lambda_i lambda_j b' S_i H^{-1} S_j b
     dbeta: list[tuple[np.ndarray, np.ndarray]]  # d b / d rho_j (fixed part, random part)
+    ml_hess: np.ndarray | None = None  # Hessian of the ML correction (``ml``), else None
 
 
 def penalty_times_beta(
@@ -71,15 +72,20 @@ def penalty_times_beta(
 
 
 def evaluate(
-    design: Design, cp: CrossProducts, rho: np.ndarray, known_scale: float | None = None
+    design: Design,
+    cp: CrossProducts,
+    rho: np.ndarray,
+    known_scale: float | None = None,
+    ml_basis: np.ndarray | None = None,
 ) -> RemlState:
     """Fit at fixed rho; criterion (phi profiled out, or fixed at ``known_scale``) with its
-    gradient and Hessian."""
+    gradient and Hessian; ML instead of REML when ``ml_basis`` (the unpenalized directions,
+    ``ml.unpenalized_basis``) is given."""
     lam = np.exp(rho)
     fac = factorize(cp, fixed_penalty(design, lam), random_lambdas(design, lam))
     beta_f, beta_r = fac.solve(cp.xfy, cp.zy)
     dev_pen = cp.yy - float(beta_f @ cp.xfy) - float(np.sum(beta_r * cp.zy))
-    n_eff = design.n - design.null_space_dim
+    n_eff = design.n - (0 if ml_basis is not None else design.null_space_dim)
     dev_pen = max(dev_pen, 1e-300)
     scale = dev_pen / n_eff
     blocks = InverseBlocks(design, fac, lam)
@@ -115,6 +121,14 @@ def evaluate(
         hess = ddev / (2.0 * scale)
     value += fac.logdet / 2.0
     hess = hess + (np.diag(traces) - frob) / 2.0
+    ml_hess = None
+    if ml_basis is not None:
+        from analysis.gamm.ml import ml_correction
+
+        extra, extra_grad, ml_hess = ml_correction(design, fac, lam, ml_basis)
+        value += extra
+        grad = grad + extra_grad
+        hess = hess + ml_hess
     return RemlState(
         rho,
         fac,
@@ -131,6 +145,7 @@ def evaluate(
         frob,
         bsb,
         dbeta,
+        ml_hess,
     )
 
 
@@ -142,6 +157,8 @@ def full_hessian(state: RemlState, design: Design) -> np.ndarray:
     h[:m, :m] = (np.diag(state.d_j) - 2.0 * state.bsb) / (2.0 * phi) + (
         np.diag(state.traces) - state.frob
     ) / 2.0
+    if state.ml_hess is not None:
+        h[:m, :m] += state.ml_hess
     h[:m, m] = h[m, :m] = -state.d_j / (2.0 * phi)
     h[m, m] = state.dev_pen / (2.0 * phi)
     return (h + h.T) / 2.0
@@ -172,14 +189,20 @@ def fit_reml(
     known_scale: float | None = None,
     start: np.ndarray | None = None,
     hold: np.ndarray | None = None,
+    ml: bool = False,
 ) -> tuple[RemlState, int, bool]:
     """Minimise the REML criterion by damped Newton over the log smoothing parameters not
     flagged in ``hold`` (those stay at ``start``); returns (state, iterations, ok)."""
     cp = cross_products(design) if cp is None else cp
+    ub = None
+    if ml:
+        from analysis.gamm.ml import unpenalized_basis
+
+        ub = unpenalized_basis(design)
     if design.n_lambda == 0:
-        return evaluate(design, cp, np.zeros(0), known_scale), 0, True
+        return evaluate(design, cp, np.zeros(0), known_scale, ub), 0, True
     rho0 = initial_rho(design, cp) if start is None else np.clip(start, RHO_MIN, RHO_MAX)
-    state = evaluate(design, cp, rho0, known_scale)
+    state = evaluate(design, cp, rho0, known_scale, ub)
     for it in range(1, max_iter + 1):
         g = state.grad.copy()
         # a parameter pushed to a bound with the gradient pointing outwards stays there
@@ -205,7 +228,7 @@ def fit_reml(
         for _ in range(40):
             trial_rho = np.clip(state.rho + step, RHO_MIN, RHO_MAX)
             try:
-                trial = evaluate(design, cp, trial_rho, known_scale)
+                trial = evaluate(design, cp, trial_rho, known_scale, ub)
             except np.linalg.LinAlgError:  # numerically singular H: step too far
                 step /= 2.0
                 continue

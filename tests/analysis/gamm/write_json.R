@@ -9,7 +9,7 @@ write_json <- function(x, path) {
       return(sprintf("[%s]", paste(vapply(v, enc, ""), collapse = ", ")))
     }
     if (is.character(v)) {
-      s <- sprintf("\"%s\"", v)
+      s <- sprintf("\"%s\"", gsub("\"", "\\\"", v, fixed = TRUE))
       return(if (length(v) == 1) s else sprintf("[%s]", paste(s, collapse = ", ")))
     }
     if (is.logical(v)) v <- as.numeric(v)
