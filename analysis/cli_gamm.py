@@ -25,13 +25,33 @@ def run_gamm(args: argparse.Namespace) -> int:
     from analysis.gamm.report import format_summary
 
     try:
+        seed_flags = [args.outcome, args.distance, args.participant]
+        if args.formula is not None and any(f is not None for f in seed_flags):
+            raise CliError("--formula replaces --outcome/--distance/--participant; give one")
+        if args.formula is None and any(f is None for f in seed_flags):
+            raise CliError("give --formula, or all of --outcome, --distance and --participant")
         if args.k < 3:
             raise CliError(f"--k must be at least 3, got {args.k}")
         if args.json is not None:
             _check_out_file(Path(args.json))
+        if args.formula is not None:
+            from analysis.gamm.formula import parse_formula
+
+            parse_formula(args.formula)  # a bad formula is refused before the file is read
         data = read_csv(Path(args.input))
         data.attrs["source"] = args.input
-        fit = fit_gamm(data, args.outcome, args.distance, args.participant, args.basis, args.k)
+        if args.formula is not None:
+            fit = fit_gamm(args.formula, data, method=args.method)
+        else:
+            fit = fit_gamm(
+                data,
+                args.outcome,
+                args.distance,
+                args.participant,
+                args.basis,
+                args.k,
+                method=args.method,
+            )
     except (CliError, GammInputError) as exc:
         return fail(f"{args.input}: {exc}" if isinstance(exc, GammInputError) else str(exc))
     except np.linalg.LinAlgError as exc:
@@ -82,15 +102,21 @@ def register(subparsers) -> None:
     """Add `gamm` and `study` to `python -m analysis`."""
     g = subparsers.add_parser(
         "gamm",
-        help="fit y ~ s(distance) + s(participant, bs='re') + s(participant, distance, bs='re')",
-        description="Fit the seed study's GAMM by REML (as mgcv) and report mgcv's summary.",
+        help="fit a GAMM as mgcv: --formula in mgcv syntax, or the seed study's "
+        "y ~ s(distance) + s(participant, bs='re') + s(participant, distance, bs='re')",
+        description="Fit a GAMM by REML or ML (as mgcv) and report mgcv's summary.",
     )
     g.add_argument("--input", required=True, help="CSV with one row per rating")
-    g.add_argument("--outcome", required=True, help="rating column (integers 1..7)")
-    g.add_argument("--distance", required=True, help="distance column (the smooth's covariate)")
-    g.add_argument("--participant", required=True, help="participant id column")
+    g.add_argument(
+        "--formula",
+        help="model in mgcv syntax, e.g. \"y ~ strategy + s(x, by = strategy) + s(uid, bs = 're')\"",
+    )
+    g.add_argument("--outcome", help="rating column (integers 1..7; without --formula)")
+    g.add_argument("--distance", help="distance column (the smooth's covariate)")
+    g.add_argument("--participant", help="participant id column")
     g.add_argument("--basis", choices=("tp", "cr"), default="tp", help="spline basis (mgcv bs)")
     g.add_argument("--k", type=int, default=10, help="basis dimension (default 10)")
+    g.add_argument("--method", choices=("REML", "ML"), default="REML", help="mgcv's method")
     g.add_argument("--json", help="write the summary JSON here (default: print it)")
     g.set_defaults(func=run_gamm)
 

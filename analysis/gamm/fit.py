@@ -155,6 +155,7 @@ class GammFit:
         """The JSON layout of ``python -m analysis gamm`` (mgcv's term names)."""
         return {
             "formula": self.formula,
+            "method": self.design.meta.get("method", "REML"),
             "n": self.n,
             "aic": self.aic,
             "scale": self.scale,

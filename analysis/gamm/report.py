@@ -60,10 +60,11 @@ def format_p(p: float) -> str:
 def format_summary(fit: GammFit) -> str:
     """mgcv-like printed summary."""
     lines = [f"Formula: {fit.formula}", "", "Parametric coefficients:"]
-    lines.append(f"{'':14s}{'Estimate':>10s}{'Std. Error':>12s}{'t value':>10s}{'Pr(>|t|)':>11s}")
+    pw = max(14, *(len(k) + 2 for k in fit.parametric))
+    lines.append(f"{'':{pw}s}{'Estimate':>10s}{'Std. Error':>12s}{'t value':>10s}{'Pr(>|t|)':>11s}")
     for name, row in fit.parametric.items():
         lines.append(
-            f"{name:14s}{row['estimate']:10.4f}{row['se']:12.4f}{row['t']:10.2f}{row['p']:11.3g}"
+            f"{name:{pw}s}{row['estimate']:10.4f}{row['se']:12.4f}{row['t']:10.2f}{row['p']:11.3g}"
         )
     lines += ["", "Approximate significance of smooth terms:"]
     width = max(len(k) for k in fit.smooth) + 2

@@ -3,7 +3,8 @@
 # tests). Installs R and mgcv from Debian when missing (run as root), plus the serial OpenBLAS
 # (the 2,000-participant study is fitted with bam(): about 15 minutes here; gam() takes hours).
 # The ordered-categorical (ocat) references are fitted on the committed null and steep studies
-# (about 20-30 s each).
+# (about 20-30 s each). make_comparison_fixtures.R writes the method-comparison study and its
+# fits (parametric, factor-by, ML, anova, predict, gam.vcomp, k.check; about 10 s).
 # Usage: tests/analysis/gamm/make_fixtures.sh [--only null|steep|large]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -16,3 +17,4 @@ mkdir -p fixtures
 Rscript make_fixtures.R fixtures "$@"
 Rscript chisq_reference.R fixtures/psum_chisq.json
 Rscript make_ordinal_fixtures.R fixtures
+Rscript make_comparison_fixtures.R fixtures
