@@ -207,11 +207,13 @@ def run_effects(args: argparse.Namespace) -> int:
     from analysis.segregation.effects import (
         EffectsError,
         compute_effects,
+        fit_action_gamm,
         gamm_probability,
+        groupings_present,
         study_population,
     )
     from analysis.segregation.indices import SegregationInputError
-    from analysis.segregation.report import write_report
+    from analysis.segregation.report import verdict_counts, write_report
 
     try:
         for name in ("bootstrap", "draws", "clusters"):
@@ -234,11 +236,22 @@ def run_effects(args: argparse.Namespace) -> int:
         if unknown:
             raise CliError(f"export items not in the schema: {', '.join(unknown)}")
         pop = study_population(export.evaluations, export.participants, schema, args.group, keep)
-        prob = None
+        by = {
+            col: study_population(
+                export.evaluations, export.participants, schema, args.group, keep, by=col
+            )
+            for col in groupings_present(export.evaluations)
+            if col != "strategy"
+        }
+        prob, by_prob = None, None
         if args.compliance == "gamm":
-            prob = gamm_probability(pop, export.evaluations)
+            fit = fit_action_gamm(export.evaluations)
+            prob = gamm_probability(pop, export.evaluations, fit)
+            by_prob = {col: gamm_probability(p, export.evaluations, fit) for col, p in by.items()}
         effects = compute_effects(
             pop,
+            by=by,
+            by_probability=by_prob,
             minority=args.minority,
             eps_quantile=args.eps_quantile,
             clusters=args.clusters,
@@ -257,9 +270,17 @@ def run_effects(args: argparse.Namespace) -> int:
         return fail(f"GAMM: {str(exc).splitlines()[0]}")
     write_report(effects, pop, args.out)
     (args.out / "effects.json").write_text(json.dumps(effects, indent=2) + "\n", encoding="utf-8")
-    summary = {s: e["n_worse"] for s, e in effects["strategies"].items()}
     print(
         f"wrote {args.out / 'effects.json'} and {args.out / 'report.html'}; "
-        f"indices worse per strategy: {json.dumps(summary)}"
+        "verdicts of the 3 indices (worse/better only where the 95% interval excludes 0):"
     )
+    arms = [("strategy", effects["strategies"])]
+    arms += [(col, table) for col, table in sorted(effects.get("by", {}).items())]
+    for col, table in arms:
+        for name, arm in table.items():
+            c = verdict_counts(arm)
+            print(
+                f"  {col} {name}: {c['worse']} worse, {c['better']} better, "
+                f"{c['no clear change']} no clear change"
+            )
     return 0

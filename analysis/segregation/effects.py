@@ -19,13 +19,23 @@ schema's normalised scale, grouped by a screening answer (e.g. gender).
   the fitted GAMM's predicted action rating mapped the same way (clipped to
   [0, 1]); a recourse with an item the participant marked impossible is never
   implemented. A Monte-Carlo draw of who implements gives each index's
-  distribution. Compliance curves: everyone implements with one probability π.
+  distribution. Compliance curves: everyone shown a recourse implements it with
+  one probability π — the same people as full compliance, so π = 1 *is* the
+  table's "after" and π = 0 the "before" (people who marked an item impossible
+  are in the curve as they are in the table; only the rating-implied draw leaves
+  them out). A draw where nobody's choice is random is computed once.
+* Verdict per index: "worse" or "better" only when the bootstrap 95% interval of
+  the change lies entirely on that side of zero, else "no clear change" — a
+  point estimate alone does not decide a method comparison.
+* Arms: effects are reported per `strategy`, and per recourse `method` and
+  `origin` when the export has those columns (a method can serve several
+  strategies, and pool and generated recourses differ in kind).
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +49,8 @@ from .indices import IndexResult, segregation_indices, split_groups
 INDICES = ("centralization", "atkinson", "avg_proximity")
 WORSE_IF_HIGHER = {"centralization": True, "atkinson": True, "avg_proximity": False}
 CURVE_PI = (0.0, 0.25, 0.5, 0.75, 1.0)
+GROUPINGS = ("strategy", "method", "origin")  # evaluation columns that define arms
+VERDICTS = ("worse", "better", "no clear change")
 
 
 class EffectsError(ValueError):
@@ -50,13 +62,15 @@ class StudyPopulation:
     participants: np.ndarray  # ids
     groups: np.ndarray  # group value of each participant
     X0: np.ndarray  # normalised original profiles (n, p)
-    strategies: list[str]
+    strategies: list[str]  # the arms: values of the `by` column
     cf: dict[str, np.ndarray] = field(default_factory=dict)  # normalised recourse (n, p)
     shown: dict[str, np.ndarray] = field(default_factory=dict)  # had a recourse of s
     impossible: dict[str, np.ndarray] = field(default_factory=dict)
     action: dict[str, np.ndarray] = field(default_factory=dict)  # rating (nan if none)
     chosen: dict[str, pd.DataFrame] = field(default_factory=dict)  # the evaluation rows used
     excluded: dict[str, int] = field(default_factory=dict)
+    by: str = "strategy"
+    rows_without_value: int = 0  # evaluations of these participants with an empty `by`
 
 
 def rating_probability(action: np.ndarray, impossible: np.ndarray) -> np.ndarray:
@@ -66,15 +80,24 @@ def rating_probability(action: np.ndarray, impossible: np.ndarray) -> np.ndarray
     return np.where(np.asarray(impossible, dtype=bool), 0.0, np.clip(p, 0.0, 1.0))
 
 
-def gamm_probability(pop: StudyPopulation, evaluations: pd.DataFrame) -> dict[str, np.ndarray]:
-    """p from the GAMM action ~ s(proximity) + participant effects, fitted on the
-    evaluations without impossible items and predicted for each chosen recourse."""
+def fit_action_gamm(evaluations: pd.DataFrame) -> Any:
+    """The GAMM action ~ s(proximity) + participant effects, on evaluations without
+    impossible items."""
     from analysis.gamm import fit_gamm  # imported here: optional, heavy
 
     kept = evaluations.loc[evaluations["any_impossible"] == 0]
     if kept["participant"].nunique() < 2:
         raise EffectsError("the GAMM needs evaluations from at least 2 participants")
-    fit = fit_gamm(kept, outcome="action", distance="proximity", participant="participant")
+    return fit_gamm(kept, outcome="action", distance="proximity", participant="participant")
+
+
+def gamm_probability(
+    pop: StudyPopulation, evaluations: pd.DataFrame, fit: Any = None
+) -> dict[str, np.ndarray]:
+    """p from the GAMM's predicted action rating for each chosen recourse (`fit`:
+    one from `fit_action_gamm`, fitted here when not given)."""
+    if fit is None:
+        fit = fit_action_gamm(evaluations)
     out = {}
     for s in pop.strategies:
         rows = pop.chosen[s]
@@ -112,8 +135,10 @@ def study_population(
     schema: FeatureSchema,
     group: str,
     keep_groups: list[str] | None = None,
+    by: str = "strategy",
 ) -> StudyPopulation:
-    """Participants with a complete profile, their group, and their recourse per strategy."""
+    """Participants with a complete profile, their group, and their recourse per value
+    of the evaluation column `by` (strategy, method or origin)."""
     if group not in participants.columns:
         raise EffectsError(
             f"participants.csv: no column {group!r}; columns are {', '.join(participants.columns)}"
@@ -153,12 +178,27 @@ def study_population(
     ev = evaluations.loc[evaluations["participant"].astype(str).isin(ids)].copy()
     order = ["participant", "position"] if "position" in ev.columns else ["participant"]
     ev = ev.sort_values(order, kind="stable")
-    strategies = sorted(ev["strategy"].dropna().astype(str).unique())
+    if by not in ev.columns:
+        raise EffectsError(f"evaluations.csv: no column {by!r}")
+    value = ev[by].astype("string").str.strip()
+    empty = (value.isna() | (value == "")).to_numpy()
+    ev = ev.loc[~empty].assign(**{by: value[~empty].astype(str)})
+    strategies = sorted(ev[by].unique())
     if not strategies:
-        raise EffectsError("evaluations.csv: no evaluations of the participants in the analysis")
-    pop = StudyPopulation(ids, pa[group].to_numpy(), X0, strategies, excluded=excluded)
+        raise EffectsError(
+            f"evaluations.csv: no evaluations with a {by!r} of the participants in the analysis"
+        )
+    pop = StudyPopulation(
+        ids,
+        pa[group].to_numpy(),
+        X0,
+        strategies,
+        excluded=excluded,
+        by=by,
+        rows_without_value=int(empty.sum()),
+    )
     for s in strategies:
-        rows = ev.loc[ev["strategy"].astype(str) == s].drop_duplicates("participant")
+        rows = ev.loc[ev[by] == s].drop_duplicates("participant")
         pos = np.searchsorted(ids, rows["participant"].astype(str).to_numpy())
         cf = X0.copy()
         cf[pos] = normalise(schema, _schema_codes(rows, "cf_", schema, "evaluations.csv"))
@@ -177,8 +217,33 @@ def _values(r: IndexResult) -> dict[str, float]:
     return {k: float(getattr(r, k)) for k in INDICES}
 
 
+def groupings_present(evaluations: pd.DataFrame) -> list[str]:
+    """The columns of GROUPINGS the export has with at least one value."""
+    out = []
+    for col in GROUPINGS:
+        if col in evaluations.columns:
+            v = evaluations[col].astype("string").str.strip()
+            if (v.notna() & (v != "")).any():
+                out.append(col)
+    return out
+
+
 def _worse(diff: dict[str, float]) -> list[str]:
+    """Indices whose point estimate moved the segregated way (not a verdict)."""
     return [k for k in INDICES if (diff[k] > 0) == WORSE_IF_HIGHER[k] and diff[k] != 0]
+
+
+def verdict(index: str, ci: list[float] | None) -> str:
+    """The verdict on one index: worse or better when the 95% interval of the change
+    excludes zero on that side, else "no clear change" (also with no interval)."""
+    if ci is None:
+        return "no clear change"
+    lo, hi = ci
+    if lo > 0:
+        return "worse" if WORSE_IF_HIGHER[index] else "better"
+    if hi < 0:
+        return "better" if WORSE_IF_HIGHER[index] else "worse"
+    return "no clear change"
 
 
 def compute_effects(
@@ -194,8 +259,15 @@ def compute_effects(
     probability_source: str = "rating",
     seed: int = 0,
     progress: Callable[[str, int, int], None] | None = None,
+    by: Mapping[str, StudyPopulation] | None = None,
+    by_probability: Mapping[str, dict[str, np.ndarray]] | None = None,
 ) -> dict[str, Any]:
-    """Indices before/after each strategy, bootstrap intervals, partial compliance."""
+    """Indices before/after each strategy, bootstrap intervals, partial compliance.
+
+    `by` adds arms of other groupings (column name → its population, e.g. from
+    `study_population(..., by="method")`) under `out["by"][column]`, computed after
+    the strategies with the same participants, ε, neighbourhoods and bootstrap draws.
+    """
     is_min, label = split_groups(pop.groups, minority)
     g = pop.groups
     n = len(g)
@@ -216,10 +288,6 @@ def compute_effects(
     rng = np.random.default_rng(seed)
     boots = [rng.integers(0, n, size=n) for _ in range(bootstrap)]
     before_boot = [idx(pop.X0, b) for b in boots]
-    if probability is None:
-        probability = {
-            s: rating_probability(pop.action[s], pop.impossible[s]) for s in pop.strategies
-        }
 
     out: dict[str, Any] = {
         "n_participants": n,
@@ -235,56 +303,104 @@ def compute_effects(
         "clusters": clusters,
         "bootstrap": bootstrap,
         "draws": draws,
+        "curve_draws": curve_draws,
         "seed": seed,
         "compliance_mapping": probability_source,
         "before": _values(before),
         "strategies": {},
     }
-    total = len(pop.strategies)
-    for k, s in enumerate(pop.strategies, 1):
-        after = idx(pop.cf[s])
-        assert after is not None
-        diff = {i: after[i] - out["before"][i] for i in INDICES}
-        boot_d: dict[str, list[float]] = {i: [] for i in INDICES}
-        for b, bb in zip(boots, before_boot, strict=True):
-            a = idx(pop.cf[s], b)
-            if a is None or bb is None:
-                continue
-            for i in INDICES:
-                boot_d[i].append(a[i] - bb[i])
-        difference = {}
-        sig_worse = []
-        for i in INDICES:
-            v = np.array(boot_d[i])
-            ci = [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if len(v) else None
-            boot_mean = float(v.mean()) if len(v) else None
-            difference[i] = {"estimate": diff[i], "ci95": ci, "bootstrap_mean": boot_mean}
-            if ci is not None and ((ci[0] > 0) if WORSE_IF_HIGHER[i] else (ci[1] < 0)):
-                sig_worse.append(i)
-        p = probability[s]
-        partial = _partial(pop.X0, pop.cf[s], p, draws, rng, idx)
-        curve = {"pi": list(CURVE_PI), **{i: [] for i in INDICES}}
-        possible = pop.shown[s] & ~pop.impossible[s]
-        for pi in CURVE_PI:
-            res = _partial(pop.X0, pop.cf[s], np.where(possible, pi, 0.0), curve_draws, rng, idx)
-            for i in INDICES:
-                curve[i].append(res[i]["mean"])
-        worse = _worse(diff)
-        out["strategies"][s] = {
-            "n_shown": int(pop.shown[s].sum()),
-            "n_impossible": int(pop.impossible[s].sum()),
-            "after": after,
-            "difference": difference,
-            "bootstrap_used": len(boot_d["centralization"]),
-            "worse": worse,
-            "n_worse": len(worse),
-            "worse_ci_excludes_0": sig_worse,
-            "partial": {"mean_probability": float(p.mean()), **partial},
-            "curve": curve,
-        }
-        if progress is not None:
-            progress("strategies", k, total)
+    arms = [("strategy", pop, probability)]
+    for col, other in (by or {}).items():
+        if len(other.participants) != n or not np.array_equal(other.participants, pop.participants):
+            raise EffectsError(f"grouping {col!r}: not the same participants as the strategies")
+        arms.append((col, other, (by_probability or {}).get(col)))
+    total = sum(len(a.strategies) for _, a, _ in arms)
+    done = 0
+    for col, apop, prob in arms:
+        if prob is None:
+            prob = {
+                s: rating_probability(apop.action[s], apop.impossible[s]) for s in apop.strategies
+            }
+        table: dict[str, Any] = {}
+        for s in apop.strategies:
+            table[s] = _arm(
+                apop, s, prob[s], out["before"], boots, before_boot, idx, rng, draws, curve_draws
+            )
+            done += 1
+            if progress is not None:
+                progress("arms", done, total)
+        if col == "strategy":
+            out["strategies"] = table
+        else:
+            out.setdefault("by", {})[col] = table
+            out.setdefault("rows_without_value", {})[col] = apop.rows_without_value
     return out
+
+
+def _arm(
+    pop: StudyPopulation,
+    s: str,
+    p: np.ndarray,
+    before: dict[str, float],
+    boots: list[np.ndarray],
+    before_boot: list[dict[str, float] | None],
+    idx: Callable[..., dict[str, float] | None],
+    rng: np.random.Generator,
+    draws: int,
+    curve_draws: int,
+) -> dict[str, Any]:
+    """One arm (a strategy, method or origin): after, bootstrap difference, verdicts,
+    rating-implied partial compliance and the compliance curve."""
+    after = idx(pop.cf[s])
+    assert after is not None
+    diff = {i: after[i] - before[i] for i in INDICES}
+    boot_d: dict[str, list[float]] = {i: [] for i in INDICES}
+    for b, bb in zip(boots, before_boot, strict=True):
+        a = idx(pop.cf[s], b)
+        if a is None or bb is None:
+            continue
+        for i in INDICES:
+            boot_d[i].append(a[i] - bb[i])
+    difference = {}
+    for i in INDICES:
+        v = np.array(boot_d[i])
+        ci = [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if len(v) else None
+        boot_mean = float(v.mean()) if len(v) else None
+        difference[i] = {
+            "estimate": diff[i],
+            "ci95": ci,
+            "bootstrap_mean": boot_mean,
+            "verdict": verdict(i, ci),
+        }
+    partial = _partial(pop.X0, pop.cf[s], p, draws, rng, idx)
+    n_shown = int(pop.shown[s].sum())
+    partial_share_of_shown = partial["share_implemented"] * len(p) / n_shown if n_shown else 0.0
+    curve: dict[str, Any] = {"pi": list(CURVE_PI), **{i: [] for i in INDICES}}
+    shown = pop.shown[s]
+    for pi in CURVE_PI:
+        res = _partial(pop.X0, pop.cf[s], np.where(shown, pi, 0.0), curve_draws, rng, idx)
+        for i in INDICES:
+            curve[i].append(res[i]["mean"])
+    by_verdict = {v: [i for i in INDICES if difference[i]["verdict"] == v] for v in VERDICTS}
+    return {
+        "n_shown": n_shown,
+        "n_impossible": int(pop.impossible[s].sum()),
+        "after": after,
+        "difference": difference,
+        "bootstrap_used": len(boot_d["centralization"]),
+        "worse": by_verdict["worse"],
+        "better": by_verdict["better"],
+        "no_clear_change": by_verdict["no clear change"],
+        "n_worse": len(by_verdict["worse"]),
+        "n_better": len(by_verdict["better"]),
+        "worse_point_estimate": _worse(diff),
+        "partial": {
+            "mean_probability": float(p.mean()),
+            **partial,
+            "share_of_shown_implemented": float(partial_share_of_shown),
+        },
+        "curve": curve,
+    }
 
 
 def _partial(
@@ -295,18 +411,35 @@ def _partial(
     rng: np.random.Generator,
     idx: Callable[[np.ndarray], dict[str, float] | None],
 ) -> dict[str, Any]:
+    """Monte-Carlo draws of who implements (probability p each). When every p is 0 or
+    1 all draws are the same: the rng is still advanced as for random draws (so later
+    numbers do not depend on it), and the indices are computed once and reported
+    exactly (a mean of equal floats can be off by an ulp)."""
+    certain = bool(np.all((p == 0.0) | (p == 1.0)))
     vals: dict[str, list[float]] = {i: [] for i in INDICES}
     shares = []
+    once: dict[str, float] | None = None
     for _ in range(draws):
         act = rng.random(len(p)) < p
         shares.append(act.mean())
-        r = idx(np.where(act[:, None], X1, X0))
-        assert r is not None
+        if certain and once is not None:
+            r = once
+        else:
+            r = idx(np.where(act[:, None], X1, X0))
+            assert r is not None
+            once = r
         for i in INDICES:
             vals[i].append(r[i])
-    out: dict[str, Any] = {"share_implemented": float(np.mean(shares)) if shares else math.nan}
+    if certain and draws:
+        share = float(shares[0])
+    else:
+        share = float(np.mean(shares)) if shares else math.nan
+    out: dict[str, Any] = {"share_implemented": share}
     for i in INDICES:
         v = np.array(vals[i])
+        if certain and once is not None:
+            out[i] = {"mean": once[i], "sd": 0.0, "q025": once[i], "q975": once[i]}
+            continue
         out[i] = {
             "mean": float(v.mean()) if len(v) else math.nan,
             "sd": float(v.std(ddof=1)) if len(v) > 1 else 0.0,

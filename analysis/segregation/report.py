@@ -1,27 +1,45 @@
-"""The effects report: an HTML page with an index table and three kinds of PNG figure.
+"""The effects report: an HTML page with index tables and PNG figures.
 
-* before/after scatter of the first two principal components (fitted on the
-  original profiles) by group, one panel per strategy;
-* index table: before, after, difference with its bootstrap 95% interval, worse?;
-* compliance curves: each index against the share π of participants who
-  implement, with the rating-implied partial-compliance result marked.
+A method comparison is read from this page, so it must not overstate: the verdict
+column says "worse" or "better" only when the bootstrap 95% interval of the change
+excludes zero (the point estimate's direction is shown beside it), and the page
+says next to the table and the curves how the two relate — the curve's π = 1 point
+is the table's "after", and the ★ is a different population of implementers.
+Figures are sized by the number of arms and lay out with `constrained_layout`, and
+long strategy names are wrapped, so that many arms and long names are not clipped.
 """
 
 from __future__ import annotations
 
 import html
+import textwrap
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from .effects import INDICES, StudyPopulation
+from .effects import INDICES, VERDICTS, StudyPopulation
 
 LABELS = {
     "centralization": "Centralization (higher = more segregated)",
     "atkinson": "Atkinson index (higher = more segregated)",
     "avg_proximity": "Average proximity (lower = more segregated)",
 }
+SHORT = {"centralization": "C", "atkinson": "A", "avg_proximity": "P"}
+GROUPING_TITLES = {"strategy": "strategy", "method": "recourse method", "origin": "origin"}
+CURVE_NOTE = (
+    "The curves let everyone shown a recourse implement it with probability π — the same "
+    "people as the table, so the curve at π = 1 is the table's “after” and at π = 0 the "
+    "“before” (people who marked an item impossible are included in both). The ★ is the "
+    "rating-implied partial compliance: each implements with (action − 1)/6 of their own "
+    "rating and never when they marked an item impossible; it is placed at the share of "
+    "those shown who implemented, with its 2.5–97.5% Monte-Carlo range."
+)
+VERDICT_NOTE = (
+    "Verdict: “worse” or “better” only when the bootstrap 95% interval of the change lies "
+    "entirely on that side of zero, otherwise “no clear change”. The direction of the point "
+    "estimate alone is shown in the column “estimate says”."
+)
 
 
 def _plt() -> Any:
@@ -33,7 +51,19 @@ def _plt() -> Any:
     return plt
 
 
+def _wrap(text: str, width: int) -> str:
+    """Wrap a name at `width`, also inside long tokens such as lowest_cost@weighted[...]."""
+    return "\n".join(textwrap.wrap(text, width, break_long_words=True, break_on_hyphens=False))
+
+
 def scatter_png(pop: StudyPopulation, minority: Any, path: Path) -> None:
+    fig = scatter_figure(pop, minority)
+    fig.savefig(path, dpi=110)
+    _plt().close(fig)
+
+
+def scatter_figure(pop: StudyPopulation, minority: Any) -> Any:
+    """Before/after scatter on the first two principal components, one panel per strategy."""
     from sklearn.decomposition import PCA
 
     plt = _plt()
@@ -48,7 +78,15 @@ def scatter_png(pop: StudyPopulation, minority: Any, path: Path) -> None:
     panels = [("original profiles", pop.X0)] + [(s, pop.cf[s]) for s in pop.strategies]
     cols = min(3, len(panels))
     rows = -(-len(panels) // cols)
-    fig, axes = plt.subplots(rows, cols, figsize=(4.2 * cols, 3.8 * rows), squeeze=False)
+    fig, axes = plt.subplots(
+        rows,
+        cols,
+        figsize=(4.2 * cols, 3.9 * rows + 0.6),
+        squeeze=False,
+        layout="constrained",
+        sharex=True,
+        sharey=True,
+    )
     z0 = proj(pop.X0)
     others = sorted(set(pop.groups.astype(str)) - {str(minority)})
     min_name = f"{minority} (minority)"
@@ -62,90 +100,156 @@ def scatter_png(pop: StudyPopulation, minority: Any, path: Path) -> None:
             ax.scatter(z[mask, 0], z[mask, 1], s=14, alpha=0.6, color=color, label=name)
         if X is not pop.X0:
             ax.scatter(z0[:, 0], z0[:, 1], s=6, color="0.8", zorder=0, label="original")
-        ax.set_title(title)
+        ax.set_title(_wrap(title, 34), fontsize=10)
         ax.set_xlabel("PC1")
         ax.set_ylabel("PC2")
     for ax in axes.ravel()[len(panels) :]:
         ax.axis("off")
-    axes.ravel()[0].legend(loc="best", fontsize=8)
-    fig.tight_layout()
+    handles, names = axes.ravel()[min(1, len(panels) - 1)].get_legend_handles_labels()
+    fig.legend(handles, names, loc="outside lower center", ncol=3, fontsize=9)
+    return fig
+
+
+def curves_png(effects: dict[str, Any], path: Path, grouping: str = "strategy") -> None:
+    fig = curves_figure(effects, grouping)
     fig.savefig(path, dpi=110)
-    plt.close(fig)
+    _plt().close(fig)
 
 
-def curves_png(effects: dict[str, Any], path: Path) -> None:
+def curves_figure(effects: dict[str, Any], grouping: str = "strategy") -> Any:
+    """Each index against π for every arm of `grouping`; each arm's legend entry in a
+    panel carries its verdict on that panel's index."""
     plt = _plt()
-    fig, axes = plt.subplots(1, len(INDICES), figsize=(5 * len(INDICES), 3.8), squeeze=False)
+    arms = _arms(effects, grouping)
+    n_arms = max(1, len(arms))
+    labels = {s: _wrap(s, 40) for s in arms}
+    legend_lines = 3 + sum(v.count("\n") + 1 for v in labels.values())
+    fig, axes = plt.subplots(
+        1,
+        len(INDICES),
+        figsize=(5.2 * len(INDICES), 4.0 + 0.19 * legend_lines),
+        squeeze=False,
+        layout="constrained",
+    )
+    cmap = plt.get_cmap("tab10" if n_arms <= 10 else "tab20")
     for ax, idx in zip(axes[0], INDICES, strict=True):
         ax.axhline(effects["before"][idx], color="0.5", ls="--", lw=1, label="original")
-        for s, e in effects["strategies"].items():
-            line = ax.plot(e["curve"]["pi"], e["curve"][idx], marker="o", ms=3, label=s)[0]
+        for k, (s, e) in enumerate(arms.items()):
+            color = cmap(k % cmap.N)
+            label = f"{labels[s]}: {e['difference'][idx]['verdict']}"
+            ax.plot(e["curve"]["pi"], e["curve"][idx], marker="o", ms=3, color=color, label=label)
             part = e["partial"]
             lo = max(0.0, part[idx]["mean"] - part[idx]["q025"])
             hi = max(0.0, part[idx]["q975"] - part[idx]["mean"])
-            ax.errorbar(
-                [part["share_implemented"]],
-                [part[idx]["mean"]],
-                yerr=[[lo], [hi]],
-                fmt="*",
-                ms=10,
-                color=line.get_color(),
-            )
-        ax.set_xlabel("share implementing (π); ★ = rating-implied")
-        ax.set_title(LABELS[idx], fontsize=9)
-    axes[0][0].legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+            x = part.get("share_of_shown_implemented", part["share_implemented"])
+            ax.errorbar([x], [part[idx]["mean"]], yerr=[[lo], [hi]], fmt="*", ms=10, color=color)
+        ax.set_xlabel("share of those shown who implement (π); ★ = rating-implied")
+        ax.set_title(LABELS[idx], fontsize=10)
+        ax.set_xlim(-0.05, 1.05)
+        ax.legend(
+            loc="upper center",
+            bbox_to_anchor=(0.5, -0.14),
+            fontsize=8,
+            title="verdict (95% CI)",
+            title_fontsize=8,
+            frameon=False,
+        )
+    fig.suptitle(f"Compliance curves by {GROUPING_TITLES.get(grouping, grouping)}", fontsize=11)
+    return fig
+
+
+def _arms(effects: dict[str, Any], grouping: str) -> dict[str, Any]:
+    if grouping == "strategy":
+        return effects["strategies"]
+    return effects.get("by", {}).get(grouping, {})
+
+
+def groupings(effects: dict[str, Any]) -> list[str]:
+    """The strategy grouping first, then every other grouping the effects hold, sorted."""
+    return ["strategy", *sorted(effects.get("by", {}))]
+
+
+def curve_file(grouping: str) -> str:
+    return "compliance.png" if grouping == "strategy" else f"compliance_{grouping}.png"
 
 
 def _fmt(v: float | None) -> str:
     return "–" if v is None else f"{v:.4f}"
 
 
-def html_page(effects: dict[str, Any]) -> str:
-    e = effects
+def verdict_counts(arm: dict[str, Any]) -> dict[str, int]:
+    """How many of the three indices got each verdict."""
+    got = [arm["difference"][i]["verdict"] for i in INDICES]
+    return {v: got.count(v) for v in VERDICTS}
+
+
+def _table(e: dict[str, Any], grouping: str) -> str:
+    name = html.escape(GROUPING_TITLES.get(grouping, grouping))
     head = (
-        "<tr><th>strategy</th><th>index</th><th>before</th><th>after</th><th>difference</th>"
-        "<th>bootstrap 95% CI</th><th>worse?</th><th>partial mean [2.5%, 97.5%]</th></tr>"
+        f"<tr><th>{name}</th><th>index</th><th>before</th><th>after (= curve at π = 1)</th>"
+        "<th>difference</th><th>bootstrap 95% CI</th><th>verdict</th><th>estimate says</th>"
+        "<th>rating-implied mean [2.5%, 97.5%]</th></tr>"
     )
     rows = []
-    for s, st in e["strategies"].items():
+    for s, st in _arms(e, grouping).items():
         for i in INDICES:
             d = st["difference"][i]
             ci = d["ci95"]
             part = st["partial"][i]
-            worse = "yes" if i in st["worse"] else "no"
-            if i in st["worse_ci_excludes_0"]:
-                worse += " (CI excludes 0)"
+            said = "worse" if i in st["worse_point_estimate"] else "not worse"
             rows.append(
                 f"<tr><td>{html.escape(s)}</td><td>{i}</td><td>{_fmt(e['before'][i])}</td>"
                 f"<td>{_fmt(st['after'][i])}</td><td>{_fmt(d['estimate'])}</td>"
                 f"<td>{'–' if ci is None else f'[{ci[0]:.4f}, {ci[1]:.4f}]'}"
-                f" (mean {_fmt(d.get('bootstrap_mean'))})</td><td>{worse}</td>"
+                f" (mean {_fmt(d.get('bootstrap_mean'))})</td>"
+                f"<td class='v'>{d['verdict']}</td><td>{said}</td>"
                 f"<td>{_fmt(part['mean'])} [{_fmt(part['q025'])}, {_fmt(part['q975'])}]</td></tr>"
             )
+        c = verdict_counts(st)
         rows.append(
-            f"<tr class='sum'><td>{html.escape(s)}</td><td colspan='7'>{st['n_worse']} of 3 "
-            f"indices worse; shown to {st['n_shown']}, {st['n_impossible']} marked impossible; "
+            f"<tr class='sum'><td>{html.escape(s)}</td><td colspan='8'>of 3 indices: "
+            f"{c['worse']} worse, {c['better']} better, {c['no clear change']} no clear change; "
+            f"shown to {st['n_shown']}, {st['n_impossible']} marked impossible; "
             f"mean implementation probability {st['partial']['mean_probability']:.3f}</td></tr>"
         )
+    return f"<table>{head}{''.join(rows)}</table>"
+
+
+def _section(e: dict[str, Any], grouping: str) -> str:
+    title = html.escape(GROUPING_TITLES.get(grouping, grouping))
+    extra = ""
+    missing = e.get("rows_without_value", {}).get(grouping, 0)
+    if missing:
+        extra = (
+            f"<p>{missing} evaluation(s) have no {title}; they are left out of this table "
+            "(their participants keep their profile here).</p>"
+        )
+    return (
+        f"<h2>By {title}</h2>{extra}<p class='note'>{VERDICT_NOTE}</p>{_table(e, grouping)}"
+        f"<h3>Compliance curves by {title}</h3><p class='note'>{CURVE_NOTE}</p>"
+        f"<img src='{curve_file(grouping)}' alt='indices against the share implementing, "
+        f"by {title}'>"
+    )
+
+
+def html_page(effects: dict[str, Any]) -> str:
+    e = effects
     groups = ", ".join(f"{html.escape(k)}: {v}" for k, v in e["groups"].items())
+    sections = "".join(_section(e, g) for g in groupings(e))
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>Segregation effects of the recourses shown</title>
-<style>body{{font-family:sans-serif;max-width:1100px;margin:2em auto}}table{{border-collapse:collapse}}
-td,th{{border:1px solid #ccc;padding:3px 8px;font-size:13px}}tr.sum td{{background:#f4f4f4}}</style>
+<style>body{{font-family:sans-serif;max-width:1200px;margin:2em auto}}table{{border-collapse:collapse}}
+td,th{{border:1px solid #ccc;padding:3px 8px;font-size:13px}}tr.sum td{{background:#f4f4f4}}
+td.v{{font-weight:bold}}p.note{{font-size:13px;color:#333}}img{{max-width:100%}}</style>
 </head><body>
 <h1>Segregation effects of the recourses shown</h1>
 <p>{e["n_participants"]} participants ({groups}); minority: {html.escape(str(e["minority"]))};
 ε = {e["eps"]:.4f} (q = {e["eps_quantile"]}); {e["clusters"]} KMeans neighbourhoods;
 {e["bootstrap"]} participant-bootstrap draws; {e["draws"]} partial-compliance draws
 (probability from: {html.escape(e["compliance_mapping"])}).</p>
-<table>{head}{"".join(rows)}</table>
+{sections}
 <h2>Profiles before and after (first two principal components)</h2>
 <img src="scatter.png" alt="before/after scatter by group">
-<h2>Compliance curves</h2>
-<img src="compliance.png" alt="indices against the share implementing">
 </body></html>
 """
 
@@ -153,7 +257,10 @@ td,th{{border:1px solid #ccc;padding:3px 8px;font-size:13px}}tr.sum td{{backgrou
 def write_report(effects: dict[str, Any], pop: StudyPopulation, out: Path) -> list[Path]:
     out.mkdir(parents=True, exist_ok=True)
     scatter_png(pop, effects["minority"], out / "scatter.png")
-    curves_png(effects, out / "compliance.png")
+    written = [out / "report.html", out / "scatter.png"]
+    for g in groupings(effects):
+        curves_png(effects, out / curve_file(g), g)
+        written.append(out / curve_file(g))
     page = out / "report.html"
     page.write_text(html_page(effects), encoding="utf-8")
-    return [page, out / "scatter.png", out / "compliance.png"]
+    return written

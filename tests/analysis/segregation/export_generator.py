@@ -4,7 +4,9 @@
 sees `sparsest:1, proximate:1, random:2` (plus any `extra` strategies) in a random
 display order. Recourses differ by gender on purpose — the sparsest plan raises
 education for women and position for men — so that implementing them moves the
-groups apart, as in the seed paper's argument.
+groups apart, as in the seed paper's argument. `recourse_columns` adds the
+recourse's `origin`, `method` and ranks (DESIGN.md § Export), so that effects by
+method can be tested on exports with and without them.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ import numpy as np
 import pandas as pd
 
 from recourse_engine import FeatureSchema, carloan_schema
+
+POOL_STRATEGIES = ("sparsest", "proximate", "random", "identity", "lowest_cost", "diverse")
 
 
 def _proximity(schema: FeatureSchema, x: np.ndarray, cf: np.ndarray) -> float:
@@ -53,11 +57,18 @@ def make_export(
     genders: tuple[str, ...] = ("female", "male"),
     gender_p: tuple[float, ...] = (0.4, 0.6),
     no_profile: int = 2,
+    recourse_columns: bool = False,
 ) -> Path:
-    """Write an export folder; `extra` may hold 'identity' (cf = x) and 'ebr' strategies.
+    """Write an export folder; `extra` strategies: 'identity' (cf = x), 'ebr' (everyone
+    to one middle profile), 'apart' (women to every item's top, men to its bottom),
+    any other name a random change of 1–3 items.
 
     `action` fixes every action rating (else random 1..7); `no_profile` participants
     are screened out before the profile (empty x_ columns, no evaluations).
+    `recourse_columns`: add origin/method/sparsity_rank/proximity_rank; the pool
+    strategies have origin "pool" and no method, the others origin "generated" and
+    the method named before any '@' or '#' of the strategy (so 'wachter' and
+    'wachter#2' share one method).
     """
     schema = carloan_schema()
     rng = np.random.default_rng(seed)
@@ -94,6 +105,9 @@ def make_export(
         for s in extra:
             if s == "identity":
                 plan.append(("identity", x.copy()))
+            elif s == "apart":
+                top = [it.max_value if gender == "female" else 1 for it in schema.items]
+                plan.append(("apart", np.array(top, dtype=float)))
             elif s == "ebr":  # everyone towards the same middle profile
                 plan.append(
                     (
@@ -103,6 +117,8 @@ def make_export(
                         ),
                     )
                 )
+            else:
+                plan.append((s, _random_change(schema, x, rng)))
         order = rng.permutation(len(plan)) + 1
         for (strategy, cf), position in zip(plan, order, strict=True):
             changed = [key for j, key in enumerate(schema.keys) if cf[j] != x[j]]
@@ -131,6 +147,12 @@ def make_export(
                 ev[f"x_{key}"] = int(x[j])
             for j, key in enumerate(schema.keys):
                 ev[f"cf_{key}"] = int(cf[j])
+            if recourse_columns:
+                pool = strategy.split("@")[0] in POOL_STRATEGIES
+                ev["origin"] = "pool" if pool else "generated"
+                ev["method"] = "" if pool else strategy.split("@")[0].split("#")[0]
+                ev["sparsity_rank"] = int(rng.integers(1, 20))
+                ev["proximity_rank"] = int(rng.integers(1, 20))
             evals.append(ev)
     pd.DataFrame(parts).to_csv(directory / "participants.csv", index=False)
     pd.DataFrame(evals).to_csv(directory / "evaluations.csv", index=False)
