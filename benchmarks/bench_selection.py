@@ -11,11 +11,16 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
+from pathlib import Path
 
-import numpy as np
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
 
-from recourse_engine import PoolIndex, carloan_schema, pool_from_frame, synth_pool
+import numpy as np  # noqa: E402
+
+from recourse_engine import PoolIndex, carloan_schema, pool_from_frame, synth_pool  # noqa: E402
 
 DESIGN = "sparsest:1,proximate:1,random:3"
 
