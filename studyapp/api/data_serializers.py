@@ -132,6 +132,14 @@ class EvaluationSerializer(serializers.ModelSerializer):
     changed = _column(
         serializers.ListField, "recourse.changed", "changed", child=serializers.CharField()
     )
+    origin = _column(serializers.CharField, "recourse.origin", "origin")
+    method = _column(serializers.CharField, "recourse.method", "method")
+    sparsity_rank = _column(
+        serializers.IntegerField, "recourse.sparsity_rank", "sparsity_rank", allow_null=True
+    )
+    proximity_rank = _column(
+        serializers.IntegerField, "recourse.proximity_rank", "proximity_rank", allow_null=True
+    )
 
     class Meta:
         model = Evaluation

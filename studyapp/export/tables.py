@@ -55,6 +55,7 @@ def evaluation_values(study: Study) -> QuerySet[Evaluation]:
             "recourse__position",
             "recourse__sparsity",
             "recourse__proximity",
+            *(f"recourse__{col}" for col in c.RECOURSE_COLUMNS),
             "recourse__changed",
             "recourse__values",
             "impossible",
@@ -175,6 +176,7 @@ class Tables:
             "submitted_at": _iso(ev["submitted_at"]),
             **_codes(self.schema, ev["participant__profile__values"], c.PROFILE_PREFIX),
             **_codes(self.schema, ev["recourse__values"], c.COUNTERFACTUAL_PREFIX),
+            **{col: ev[f"recourse__{col}"] for col in c.RECOURSE_COLUMNS},
         }
 
     def _participant_row(self, p: dict[str, Any]) -> dict[str, Any]:

@@ -98,6 +98,9 @@ def recourses_generate(*, participant_id: int) -> str:
             changed=list(pick.changed),
             sparsity=int(pick.sparsity),
             proximity=float(pick.proximity),
+            origin=pick.origin,
+            sparsity_rank=int(pick.sparsity_rank),
+            proximity_rank=int(pick.proximity_rank),
             generation_seconds=seconds,
         )
         for i, pick in enumerate(selection.picks)

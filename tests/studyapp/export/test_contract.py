@@ -149,3 +149,41 @@ def test_analysis_reader_refuses_the_writers_file_without_a_required_column(
         ev.drop(columns=[col]).to_csv(d / "evaluations.csv", index=False)
         with pytest.raises(ExportError, match=f"missing column\\(s\\) {col}$"):
             load_export(d)
+
+
+def test_recourse_columns_say_where_a_recourse_comes_from_and_how_it_ranks(
+    every_state: Any, tmp_path: Path
+) -> None:
+    from recourse_engine.distances import RANK_DECIMALS
+
+    cb = pd.read_csv(_write(every_state, tmp_path, full=False) / contract.CODEBOOK, dtype=str)
+    ev = cb[cb["file"] == "evaluations.csv"].set_index("column")
+    assert list(ev.index[-4:]) == ["origin", "method", "sparsity_rank", "proximity_rank"]
+    assert ev.loc["origin", "allowed"] == "pool; generated"
+    assert ev.loc[["sparsity_rank", "proximity_rank"], "type"].tolist() == ["integer"] * 2
+    # the codebook says which recourse is both the sparsest and the most proximate
+    both = "both ranks 1 is the sparsest and the most proximate"
+    assert both in ev.loc["strategy", "description"]
+    assert "sparsity_rank 1 and proximity_rank 1" in ev.loc["proximity_rank", "description"]
+    # the rounding the codebook states is the engine's
+    assert contract.RANK_DECIMALS == RANK_DECIMALS
+    assert f"at {RANK_DECIMALS} decimals" in ev.loc["proximity_rank", "description"]
+
+
+def test_ranks_stay_integers_and_old_recourses_leave_them_empty(
+    every_state: Any, tmp_path: Path
+) -> None:
+    # the factory stores recourses as they were before ranks were recorded; rank one now
+    ranked = models.Recourse.objects.filter(participant__study=every_state).first()
+    models.Recourse.objects.filter(pk=ranked.pk).update(sparsity_rank=2, proximity_rank=17)
+    d = _write(every_state, tmp_path, full=False)
+    csv = pd.read_csv(d / "evaluations.csv", dtype=str, keep_default_na=False)
+    row = csv[csv["recourse"] == str(ranked.pk)].iloc[0]
+    assert (row["sparsity_rank"], row["proximity_rank"]) == ("2", "17")  # not 2.0
+    others = csv[csv["recourse"] != str(ranked.pk)]
+    assert set(others["sparsity_rank"]) == set(others["proximity_rank"]) == {""}
+    assert set(csv["origin"]) == {"pool"} and set(csv["method"]) == {"pool_search"}
+    parquet = pq.read_table(d / "evaluations.parquet")
+    assert parquet.schema.field("proximity_rank").type == pa.int64()
+    ranks = parquet.column("proximity_rank").to_pylist()
+    assert sorted(r for r in ranks if r is not None) == [17] and ranks.count(None) == 29

@@ -24,6 +24,8 @@ DESIGN_COLUMNS = [  # DESIGN.md § Export, in order
     "changed", "impossible", "any_impossible", "acceptance", "action",
     "acceptance_why", "action_why", "seconds_on_page", "submitted_at",
 ]  # fmt: skip
+#: after the x_<item> and cf_<item> families, as DESIGN.md lists them (fit_version to come)
+DESIGN_TAIL = ["origin", "method", "sparsity_rank", "proximity_rank"]
 
 
 @pytest.fixture
@@ -56,7 +58,7 @@ def test_evaluations_csv_matches_design_and_database(finished: Any, tmp_path: Pa
     ev = pd.read_csv(tmp_path / "evaluations.csv", keep_default_na=False)
     items = [f"x_{k}" for k in SCHEMA.keys] + [f"cf_{k}" for k in SCHEMA.keys]
     no_text = [c for c in DESIGN_COLUMNS if not c.endswith("_why")]
-    assert list(ev.columns) == no_text + items
+    assert list(ev.columns) == no_text + items + DESIGN_TAIL
     assert len(ev) == 10
     for row in ev.to_dict("records"):
         e = Evaluation.objects.select_related("recourse", "participant").get(
@@ -71,6 +73,9 @@ def test_evaluations_csv_matches_design_and_database(finished: Any, tmp_path: Pa
             r.sparsity,
         )
         assert row["proximity"] == pytest.approx(r.proximity)
+        assert (row["origin"], row["method"]) == (r.origin, r.method) == ("pool", "pool_search")
+        assert (row["sparsity_rank"], row["proximity_rank"]) == (r.sparsity_rank, r.proximity_rank)
+        assert row["sparsity_rank"] >= 1 and row["proximity_rank"] >= 1
         assert row["changed"] == ";".join(r.changed)
         assert row["impossible"] == ";".join(e.impossible)
         assert row["any_impossible"] == int(bool(e.impossible))
@@ -78,6 +83,9 @@ def test_evaluations_csv_matches_design_and_database(finished: Any, tmp_path: Pa
         for k in SCHEMA.keys:
             assert row[f"x_{k}"] == p.profile.values[k] and row[f"cf_{k}"] == r.values[k]
     assert ev["any_impossible"].sum() == 1
+    by_strategy = ev.groupby("strategy")
+    assert (by_strategy.get_group("sparsest")["sparsity_rank"] == 1).all()
+    assert (by_strategy.get_group("proximate")["proximity_rank"] == 1).all()
 
 
 def test_panel_id_and_access_code_never_exported(study: Any, eager: None, tmp_path: Path) -> None:

@@ -27,6 +27,29 @@ def _proximity(x: dict, cf: dict) -> float:
     return total
 
 
+def _ranks(pool: pd.DataFrame, x: dict, income: float, cf: dict) -> tuple[int, int]:
+    """Competition ranks of cf among the admissible pool rows, counted directly."""
+    sparsity = len([k for k in SCHEMA.keys if cf[k] != x[k]])
+    proximity = round(_proximity(x, cf), 9)
+    fewer = closer = 0
+    for _, row in pool.iterrows():
+        other = {k: int(row[k]) for k in SCHEMA.keys}
+        admissible = (
+            row["income"] * 3 >= income * 4
+            and other != x
+            and all(
+                (it.constraint != "up" or other[it.key] >= x[it.key])
+                and (it.constraint != "down" or other[it.key] <= x[it.key])
+                and (it.constraint != "fixed" or other[it.key] == x[it.key])
+                for it in SCHEMA.items
+            )
+        )
+        if admissible:
+            fewer += len([k for k in SCHEMA.keys if other[k] != x[k]]) < sparsity
+            closer += round(_proximity(x, other), 9) < proximity
+    return 1 + fewer, 1 + closer
+
+
 def test_complete_study(walker: Walker, study) -> None:
     assert walker.page() == "screening"
     walker.to_profile()
@@ -39,6 +62,8 @@ def test_complete_study(walker: Walker, study) -> None:
     recourses = list(p.recourses.order_by("position"))
     assert [r.position for r in recourses] == [1, 2, 3, 4, 5]
     assert Counter(r.strategy for r in recourses) == {"sparsest": 1, "proximate": 1, "random": 3}
+    ranks = {r.strategy: (r.sparsity_rank, r.proximity_rank) for r in recourses}
+    assert ranks["sparsest"][0] == 1 and ranks["proximate"][1] == 1  # labels that are true
     pool = pd.read_csv(pd.io.common.StringIO(study.pool_csv), dtype={"id": str}).set_index("id")
     x = {k: int(v) for k, v in PROFILE.items()}
     for r in recourses:
@@ -48,6 +73,8 @@ def test_complete_study(walker: Walker, study) -> None:
         assert r.changed == [k for k in SCHEMA.keys if r.values[k] != x[k]]
         assert r.sparsity == len(r.changed)
         assert r.proximity == pytest.approx(_proximity(x, r.values))
+        assert r.origin == "pool" and r.method == "pool_search"
+        assert (r.sparsity_rank, r.proximity_rank) == _ranks(pool, x, p.income_jpy, r.values)
         for it in SCHEMA.items:
             if it.constraint == "up":
                 assert r.values[it.key] >= x[it.key]
