@@ -37,7 +37,8 @@ class PickRequest:
     """One design part's turn to pick.
 
     `available[pos]` is False for candidates equal to an earlier pick; `picked` holds the
-    positions picked by earlier parts. A pick function returns up to `part.k` positions
+    positions picked before: the lowest-cost parts' (they choose first), then those of the
+    earlier parts in design order. A pick function returns up to `part.k` positions
     into the candidate arrays, all available; the caller enforces distinctness.
     """
 
@@ -78,7 +79,7 @@ def uniform(req: PickRequest) -> list[int]:
 def diverse(req: PickRequest) -> list[int]:
     """`diverse@d`: greedy max-min under d among the cheapest candidates. The first pick is
     the cheapest; each next one maximises its smallest distance to everything picked so
-    far (earlier parts' picks included)."""
+    far (`req.picked` included, so with a lowest-cost part in the design even the first)."""
     cand, part = req.cand, req.part
     assert part.distance is not None
     cost = np.round(cand.distance(part), RANK_DECIMALS)

@@ -13,8 +13,8 @@ admissible set, each with its strategy's pick function from the table in
   later part in the design takes the next best.
 * `random`: uniformly at random.
 * `diverse@d`: greedy max-min under d among the low-cost candidates: the first
-  pick is the cheapest, each next one maximises its smallest distance to
-  everything picked so far.
+  pick is the cheapest unless something is already picked, each next one maximises its
+  smallest distance to everything picked so far.
 
 The other parts then pick in design order from what is left. Picks are distinct
 profiles: never the same pool row twice, and never a row whose items equal another pick's.
