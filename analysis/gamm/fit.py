@@ -186,6 +186,19 @@ def _formula(
     return f"{outcome} ~ " + " + ".join(parts or ["1"])
 
 
+def _check_by_levels(clean: pd.DataFrame, s: Smooth) -> None:
+    """Each level's smooth needs as many distinct values as its basis dimension (mgcv
+    refuses such a term too); without this the fit fails later as a singular matrix."""
+    distinct = clean.groupby(s.by)[s.variable].nunique()
+    for level, count in distinct.items():
+        if count < s.k:
+            raise GammInputError(
+                f"data: s({s.variable}, by = {s.by}): level {level!r} has {count} distinct "
+                f"value(s) of {s.variable!r}, fewer than the basis dimension k = {s.k}; "
+                "use a smaller k or leave that level out"
+            )
+
+
 def _factor_levels(data: pd.DataFrame, column: str) -> tuple[str, ...]:
     """Levels as R's factor() orders them (sorted strings; C-locale order), at least two."""
     raw = data[column]
@@ -255,6 +268,7 @@ def fit_additive_mixed(
                 )
             by_levels[s.by] = _factor_levels(data, s.by)
             clean[s.by] = data[s.by].astype(str)
+            _check_by_levels(clean, s)
     for r in random_effects:
         clean[r.group] = group_column(data, r.group)
         if r.covariate is not None and r.covariate not in clean:

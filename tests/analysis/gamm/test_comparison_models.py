@@ -172,3 +172,16 @@ def test_either_kind_of_quotes(data):
 def test_numeric_by_is_refused(data):
     with pytest.raises(GammInputError, match="by variable 'age'"):
         fit_gamm("action ~ s(proximity, by = age)", data)
+
+
+def test_a_by_level_with_too_few_distinct_values_is_refused_by_name(data):
+    """A level whose covariate takes fewer distinct values than k (a pool strategy whose
+    picks all share two proximities, say) is named, not reported as a singular matrix."""
+    few = data.copy()
+    level = sorted(few["strategy"].unique())[0]
+    rows = few["strategy"] == level
+    few.loc[rows, "proximity"] = np.where(np.arange(rows.sum()) % 2, 0.25, 0.5)
+    with pytest.raises(GammInputError) as err:
+        fit_gamm("action ~ strategy + s(proximity, by = strategy)", few)
+    assert f"level {level!r} has 2 distinct value(s)" in str(err.value)
+    fit_gamm("action ~ strategy + s(proximity, by = strategy, k = 3)", data)  # enough values
