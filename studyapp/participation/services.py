@@ -7,7 +7,7 @@ back button) or a re-delivered task changes nothing.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from functools import partial
 from typing import Any
 
@@ -154,24 +154,36 @@ def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) ->
     return p
 
 
-def consent_give(*, participant: Participant) -> Participant:
+def _step(
+    participant: Participant,
+    expected: str,
+    page: str,
+    then: str,
+    record: Callable[[Participant], None] | None = None,
+) -> Participant:
+    """Move a participant from the page they are on (`expected`) to the next state, storing
+    what the page recorded; a stale or repeated submission changes nothing."""
     with transaction.atomic():
-        p = _locked(participant, S.CONSENT, "consent")
-        p.consent_version = p.study.consent_version
-        p.consented_at = timezone.now()
-        p.state = S.SCENARIO
+        p = _locked(participant, expected, page)
+        if record is not None:
+            record(p)
+        p.state = then
         p.save()
-        _close_visit(p, "consent")
+        _close_visit(p, page)
     return p
+
+
+def _record_consent(p: Participant) -> None:
+    p.consent_version = p.study.consent_version
+    p.consented_at = timezone.now()
+
+
+def consent_give(*, participant: Participant) -> Participant:
+    return _step(participant, S.CONSENT, "consent", S.SCENARIO, _record_consent)
 
 
 def scenario_continue(*, participant: Participant) -> Participant:
-    with transaction.atomic():
-        p = _locked(participant, S.SCENARIO, "scenario")
-        p.state = S.PROFILE
-        p.save()
-        _close_visit(p, "scenario")
-    return p
+    return _step(participant, S.SCENARIO, "scenario", S.PROFILE)
 
 
 def _selection_seed(study: Study, participant_id: int) -> int:

@@ -23,36 +23,13 @@ from analysis.segregation.effects import (
     rating_probability,
     study_population,
 )
-from recourse_engine import carloan_schema, normalise
+from recourse_engine import carloan_schema
 
 from . import slow_reference as ref
 from .export_generator import make_export
+from .hand_built import populations, slow_indices
 
 WORSE_IF_HIGHER = {"centralization": True, "atkinson": True, "avg_proximity": False}
-
-
-def _populations(directory, strategy):
-    """Original and after-recourse profiles, rebuilt from the CSVs by hand."""
-    schema = carloan_schema()
-    pa = pd.read_csv(directory / "participants.csv", dtype={"participant": str})
-    pa = pa.dropna(subset=[f"x_{k}" for k in schema.keys]).sort_values("participant")
-    X0 = normalise(schema, pa[[f"x_{k}" for k in schema.keys]].to_numpy(float))
-    ev = pd.read_csv(directory / "evaluations.csv", dtype={"participant": str})
-    X1 = X0.copy()
-    for r, pid in enumerate(pa["participant"]):
-        mine = ev[(ev["participant"] == pid) & (ev["strategy"] == strategy)]
-        if len(mine):
-            first = mine.loc[mine["position"].idxmin()]
-            X1[r] = normalise(schema, first[[f"cf_{k}" for k in schema.keys]].to_numpy(float))[0]
-    return X0, X1, pa["gender"].to_numpy() == "female"
-
-
-def _slow_indices(X, is_min, eps, units):
-    return {
-        "centralization": ref.centralization(X, is_min, eps),
-        "atkinson": ref.atkinson(is_min, units),
-        "avg_proximity": ref.avg_proximity(X, is_min),
-    }
 
 
 @pytest.fixture(scope="module")
@@ -84,16 +61,16 @@ def test_effects_cli_matches_hand_built_populations(export_dir, tmp_path):
     assert got["n_participants"] == 50 and got["minority"] == "female"
     assert got["excluded"] == {"no_profile": 2}
     assert set(got["strategies"]) == {"identity", "proximate", "random", "sparsest"}
-    X0, _, is_min = _populations(export_dir, "sparsest")
+    X0, _, is_min = populations(export_dir, "strategy", "sparsest")
     eps = ref.eps(X0, is_min)
     assert got["eps"] == pytest.approx(eps, abs=1e-9)
     km = KMeans(n_clusters=5, random_state=0, n_init=1).fit(X0)
-    before = _slow_indices(X0, is_min, eps, km.predict(X0))
+    before = slow_indices(X0, is_min, eps, km.predict(X0))
     for k, v in before.items():
         assert got["before"][k] == pytest.approx(v, abs=1e-9)
     for s in ("sparsest", "proximate", "random"):
-        _, X1, _ = _populations(export_dir, s)
-        after = _slow_indices(X1, is_min, eps, km.predict(X1))
+        _, X1, _ = populations(export_dir, "strategy", s)
+        after = slow_indices(X1, is_min, eps, km.predict(X1))
         st = got["strategies"][s]
         worse = []
         for k, v in after.items():

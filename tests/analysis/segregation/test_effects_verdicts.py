@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 
 import numpy as np
-import pandas as pd
 import pytest
 from sklearn.cluster import KMeans
 
@@ -24,10 +23,11 @@ from analysis.segregation.effects import (
     verdict,
 )
 from analysis.segregation.report import CURVE_NOTE, curves_figure, html_page, scatter_figure
-from recourse_engine import carloan_schema, normalise
+from recourse_engine import carloan_schema
 
 from . import slow_reference as ref
 from .export_generator import make_export
+from .hand_built import populations, slow_indices
 
 SEVEN = ("lowest_cost@weighted[1,0.5,0,0]", "wachter", "ebr", "ibr", "cchvae", "cruds", "causal")
 
@@ -65,48 +65,24 @@ def test_verdict_rule(index, ci, want):
     assert verdict(index, ci) == want
 
 
-def _rebuild(directory, column, value):
-    """Original and after-recourse profiles from the CSVs: the first-displayed recourse
-    of each participant among the rows whose `column` equals `value`."""
-    schema = carloan_schema()
-    pa = pd.read_csv(directory / "participants.csv", dtype={"participant": str})
-    pa = pa.dropna(subset=[f"x_{k}" for k in schema.keys]).sort_values("participant")
-    X0 = normalise(schema, pa[[f"x_{k}" for k in schema.keys]].to_numpy(float))
-    ev = pd.read_csv(directory / "evaluations.csv", dtype={"participant": str})
-    X1 = X0.copy()
-    for r, pid in enumerate(pa["participant"]):
-        mine = ev[(ev["participant"] == pid) & (ev[column].astype(str) == value)]
-        if len(mine):
-            first = mine.loc[mine["position"].idxmin()]
-            X1[r] = normalise(schema, first[[f"cf_{k}" for k in schema.keys]].to_numpy(float))[0]
-    return X0, X1, pa["gender"].to_numpy() == "female"
-
-
-def _slow(X, is_min, eps, km):
-    return {
-        "centralization": ref.centralization(X, is_min, eps),
-        "atkinson": ref.atkinson(is_min, km.predict(X)),
-        "avg_proximity": ref.avg_proximity(X, is_min),
-    }
-
-
 def test_bootstrap_interval_matches_a_direct_slow_computation(tmp_path):
     d = make_export(tmp_path / "e", n=30, seed=4, extra=("apart",))
     B, seed, k = 12, 3, 4
     eff, _ = _effects(d, clusters=k, bootstrap=B, draws=2, curve_draws=1, seed=seed)
-    X0, _, is_min = _rebuild(d, "strategy", "sparsest")
+    X0, _, is_min = populations(d, "strategy", "sparsest")
     n = len(X0)
     eps = ref.eps(X0, is_min)
     km = KMeans(n_clusters=k, random_state=seed, n_init=1).fit(X0)
     rng = np.random.default_rng(seed)
     boots = [rng.integers(0, n, size=n) for _ in range(B)]
     for s in ("apart", "sparsest", "random"):
-        _, X1, _ = _rebuild(d, "strategy", s)
+        _, X1, _ = populations(d, "strategy", s)
         diffs = {i: [] for i in INDICES}
         for b in boots:
             if is_min[b].sum() < 2 or (~is_min[b]).sum() < 1:
                 continue
-            before, after = _slow(X0[b], is_min[b], eps, km), _slow(X1[b], is_min[b], eps, km)
+            before = slow_indices(X0[b], is_min[b], eps, km.predict(X0[b]))
+            after = slow_indices(X1[b], is_min[b], eps, km.predict(X1[b]))
             for i in INDICES:
                 diffs[i].append(after[i] - before[i])
         st = eff["strategies"][s]
@@ -198,12 +174,12 @@ def test_effects_by_method_and_origin(tmp_path, capsys):
     assert got["rows_without_value"]["method"] == pool_rows
     for name in ("compliance.png", "compliance_method.png", "compliance_origin.png"):
         assert (out / name).stat().st_size > 0
-    X0, _, is_min = _rebuild(d, "strategy", "sparsest")
+    X0, _, is_min = populations(d, "strategy", "sparsest")
     eps = ref.eps(X0, is_min)
     km = KMeans(n_clusters=4, random_state=0, n_init=1).fit(X0)
     for column, value in (("method", "wachter"), ("origin", "generated"), ("origin", "pool")):
-        _, X1, _ = _rebuild(d, column, value)
-        want = _slow(X1, is_min, eps, km)
+        _, X1, _ = populations(d, column, value)
+        want = slow_indices(X1, is_min, eps, km.predict(X1))
         arm = got["by"][column][value]
         for i in INDICES:
             assert arm["after"][i] == pytest.approx(want[i], abs=1e-9), (column, value, i)
