@@ -78,13 +78,18 @@ def _fuzz(strategy: Any, token: str, statuses: set[int], checks: list, examples:
     run()
 
 
-def test_api_schema_fuzzed(cast: Cast, same_connection: None) -> None:
+def _owner_view(cast: Cast) -> tuple[Any, str, dict[str, Any]]:
+    """The API's schema as the owner gets it, their token, and path values of a real study
+    and participant (so fuzzed requests reach real rows, not only 404s)."""
     owner = cast.client("owner")
-    document = owner.get("/api/schema/?format=json").json()
-    schema = schemathesis.openapi.from_dict(document)
-    token = owner._credentials["HTTP_AUTHORIZATION"]
+    schema = schemathesis.openapi.from_dict(owner.get("/api/schema/?format=json").json())
     participant = Participant.objects.filter(study=cast.study).order_by("pk").first()
     fixed = {"slug": cast.study.slug, "id": participant.pk}
+    return schema, owner._credentials["HTTP_AUTHORIZATION"], fixed
+
+
+def test_api_schema_fuzzed(cast: Cast, same_connection: None) -> None:
+    schema, token, fixed = _owner_view(cast)
     seen: dict[str, set[int]] = {}
     for op in _operations(schema):
         path_parameters = {k: v for k, v in fixed.items() if "{" + k + "}" in op.path}
@@ -100,11 +105,7 @@ def test_api_schema_fuzzed(cast: Cast, same_connection: None) -> None:
 def test_api_invalid_requests_fuzzed(cast: Cast, same_connection: None) -> None:
     """Requests that break the schema on purpose (wrong types, missing fields, bad query
     values): refused with a 4xx, never a 5xx, and the refused ones change nothing."""
-    owner = cast.client("owner")
-    schema = schemathesis.openapi.from_dict(owner.get("/api/schema/?format=json").json())
-    token = owner._credentials["HTTP_AUTHORIZATION"]
-    participant = Participant.objects.filter(study=cast.study).order_by("pk").first()
-    fixed = {"slug": cast.study.slug, "id": participant.pk}
+    schema, token, fixed = _owner_view(cast)
     seen: dict[str, set[int]] = {}
     for op in _operations(schema):
         path_parameters = {k: v for k, v in fixed.items() if "{" + k + "}" in op.path}
