@@ -81,28 +81,6 @@ def _pattern(name: str) -> Any:
     return Field(pattern=PATTERNS[name][0])
 
 
-def _split_parts(text: str) -> list[str]:
-    """A design's comma-separated parts; commas inside [...] (weights) do not split."""
-    parts, depth, current = [], 0, []
-    for ch in text:
-        depth += (ch == "[") - (ch == "]")
-        if ch == "," and depth == 0:
-            parts.append("".join(current))
-            current = []
-        else:
-            current.append(ch)
-    return [*parts, "".join(current)]
-
-
-def _failing_part(text: str) -> int | None:
-    for i, part in enumerate(_split_parts(text)):
-        try:
-            parse_design(part)
-        except DesignError:
-            return i
-    return None
-
-
 _PART_PREFIX = re.compile(r"^part (?:'[^']*'|\"[^\"]*\"): ")
 
 
@@ -111,10 +89,7 @@ def design_normalise(value: str) -> str:
     try:
         return str(parse_design(value))
     except DesignError as exc:
-        index = getattr(exc, "index", None)
-        if index is None and value.strip():
-            index = _failing_part(value)
-        at = f"[{index}]" if index is not None else ""
+        at = f"[{exc.index}]" if exc.index is not None else ""  # the failing part, if one
         raise _problem("design", _PART_PREFIX.sub("", str(exc)), at) from None
 
 
