@@ -173,3 +173,20 @@ class InverseBlocks:
         low = np.trace(p @ (wu.T @ wu) @ p @ (wt.T @ wt))
         total = float(dv @ dv + 2.0 * dv @ cross + low)
         return total * self.lam[i.lambda_index] * self.lam[j.lambda_index]
+
+
+def penalty_times_beta(
+    design: Design, lam: np.ndarray, beta_f: np.ndarray, beta_r: np.ndarray, j: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """lambda_j S_j b in structured form; `b` may carry a trailing axis (several vectors at
+    once, as the ML correction needs)."""
+    sf = np.zeros_like(beta_f)
+    sr = np.zeros_like(beta_r)
+    for t in design.terms:
+        if t.lambda_index != j:
+            continue
+        if t.fixed_slice is not None:
+            sf[t.fixed_slice] = lam[j] * (t.penalty @ beta_f[t.fixed_slice])
+        else:
+            sr[:, t.random_index] = lam[j] * beta_r[:, t.random_index]
+    return sf, sr

@@ -17,7 +17,7 @@ from __future__ import annotations
 import numpy as np
 
 from analysis.gamm.design import Design
-from analysis.gamm.linalg import Factorization
+from analysis.gamm.linalg import Factorization, penalty_times_beta
 
 
 def unpenalized_basis(design: Design) -> np.ndarray:
@@ -40,20 +40,6 @@ def unpenalized_basis(design: Design) -> np.ndarray:
     return np.column_stack(cols) if cols else np.zeros((pf, 0))
 
 
-def _apply_penalty(design: Design, lam: np.ndarray, j: int, gf: np.ndarray, gr: np.ndarray):
-    """lambda_j S_j G in structured form (G: fixed part p_f x m, random part q x r x m)."""
-    sf = np.zeros_like(gf)
-    sr = np.zeros_like(gr)
-    for t in design.terms:
-        if t.lambda_index != j:
-            continue
-        if t.fixed_slice is not None:
-            sf[t.fixed_slice] = lam[j] * (t.penalty @ gf[t.fixed_slice])
-        else:
-            sr[:, t.random_index, :] = lam[j] * gr[:, t.random_index, :]
-    return sf, sr
-
-
 def ml_correction(
     design: Design, fac: Factorization, lam: np.ndarray, u: np.ndarray
 ) -> tuple[float, np.ndarray, np.ndarray]:
@@ -67,7 +53,8 @@ def ml_correction(
     mm = (mm + mm.T) / 2.0
     minv = np.linalg.inv(mm)
     sign, logdet = np.linalg.slogdet(mm)
-    sg = [_apply_penalty(design, lam, j, gf, gr) for j in range(m)]
+    # lambda_j S_j G: the same structured product as for a coefficient vector
+    sg = [penalty_times_beta(design, lam, gf, gr, j) for j in range(m)]
     a = [sf.T @ gf + np.einsum("gtm,gtn->mn", sr, gr) for sf, sr in sg]
     y = [fac.solve(sf, sr) for sf, sr in sg]
     grad = np.array([-0.5 * np.sum(minv * a_i) for a_i in a])

@@ -21,9 +21,9 @@ from analysis.gamm.linalg import (
     InverseBlocks,
     factorize,
     fixed_penalty,
+    penalty_times_beta,
     random_lambdas,
 )
-from analysis.gamm.reml import penalty_times_beta
 
 FIRST_CUT = -1.0  # mgcv's ocat fixes alpha_1 here
 

@@ -27,6 +27,7 @@ from analysis.gamm.linalg import (
     cross_products,
     factorize,
     fixed_penalty,
+    penalty_times_beta,
     random_lambdas,
 )
 
@@ -53,22 +54,6 @@ class RemlState:
     bsb: np.ndarray  # lambda_i lambda_j b' S_i H^{-1} S_j b
     dbeta: list[tuple[np.ndarray, np.ndarray]]  # d b / d rho_j (fixed part, random part)
     ml_hess: np.ndarray | None = None  # Hessian of the ML correction (``ml``), else None
-
-
-def penalty_times_beta(
-    design: Design, lam: np.ndarray, beta_f: np.ndarray, beta_r: np.ndarray, j: int
-) -> tuple[np.ndarray, np.ndarray]:
-    """lambda_j S_j b in structured form."""
-    sf = np.zeros_like(beta_f)
-    sr = np.zeros_like(beta_r)
-    for t in design.terms:
-        if t.lambda_index != j:
-            continue
-        if t.fixed_slice is not None:
-            sf[t.fixed_slice] = lam[j] * (t.penalty @ beta_f[t.fixed_slice])
-        else:
-            sr[:, t.random_index] = lam[j] * beta_r[:, t.random_index]
-    return sf, sr
 
 
 def evaluate(
