@@ -8,6 +8,7 @@ any run, so a bad one writes nothing.
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Any
@@ -27,8 +28,28 @@ def register(subparsers: Any) -> None:
     e.add_argument("--methods", default="ebr,ibr,wachter,gs,cchvae,cruds")
     e.add_argument("--runs", type=positive_int, default=5)
     e.add_argument("--seed", type=non_negative_int, default=0, help="run r uses seed + r")
-    e.add_argument("--epochs", type=positive_int, help="training epochs of cchvae, ibr, cruds")
-    e.add_argument("--batch", type=positive_int, help="minibatch size of cchvae, ibr, cruds")
+    e.add_argument(
+        "--epochs", type=positive_int, help="training epochs of the methods that have them"
+    )
+    e.add_argument(
+        "--batch",
+        type=positive_int,
+        help="minibatch size of the methods that have one (cchvae, ibr, cruds; fair_rl's SAC)",
+    )
+    e.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="METHOD.KEY=VALUE",
+        help="a method parameter (VALUE read as JSON, else as text), e.g. "
+        "fair_rl.reward=group_ee or fair_rl/c4.clusters=4; repeatable",
+    )
+    e.add_argument(
+        "--subsample",
+        type=positive_int,
+        default=10_000,
+        help="rows per run of a larger real dataset (default 10000, as in the paper)",
+    )
     e.add_argument("--out", required=True, help="output folder (created if missing)")
     e.add_argument("--quiet", action="store_true", help="no progress bars")
     e.set_defaults(func=run_experiment_command)
@@ -41,20 +62,52 @@ def run_experiment_command(args: argparse.Namespace) -> int:
         return fail(str(exc))
 
 
+def parse_params(items: list[str], methods: list[str]) -> dict[str, dict[str, Any]]:
+    """--param METHOD.KEY=VALUE items by method label; VALUE as JSON when it parses."""
+    out: dict[str, dict[str, Any]] = {}
+    for item in items:
+        left, eq, value = item.partition("=")
+        label, dot, key = left.rpartition(".")
+        if not eq or not dot or not label or not key:
+            raise CliError(f"--param {item!r}: expected METHOD.KEY=VALUE")
+        if label not in methods:
+            raise CliError(f"--param {item!r}: {label!r} is not one of --methods")
+        try:
+            parsed: Any = json.loads(value)
+        except ValueError:
+            parsed = value
+        out.setdefault(label, {})[key] = parsed
+    return out
+
+
 def _run(args: argparse.Namespace) -> int:
-    from analysis.experiment import parse_methods, run_experiment
+    from analysis.experiment import make_method, parse_methods, run_experiment
     from recourse_engine.datasets import DATASETS
 
     if args.dataset not in DATASETS:
         raise CliError(f"unknown dataset {args.dataset!r}; known: {', '.join(DATASETS)}")
     methods = parse_methods(args.methods)
+    params = parse_params(args.param, methods)
     out = Path(args.out)
     if out.exists() and not out.is_dir():
         raise CliError(f"{out}: exists and is not a folder")
     if not out.parent.exists():
         raise CliError(f"{out.parent}: output folder's parent does not exist")
+    training = {"epochs": args.epochs, "batch": args.batch}
+    for label in methods:  # a bad parameter is refused before any run
+        make_method(label, args.seed, params.get(label), training)
     out.mkdir(exist_ok=True)
-    run_experiment(args.dataset, methods, args.runs, out, seed=args.seed, progress=not args.quiet)
+    run_experiment(
+        args.dataset,
+        methods,
+        args.runs,
+        out,
+        seed=args.seed,
+        progress=not args.quiet,
+        params=params,
+        training=training,
+        subsample=args.subsample,
+    )
     print(
         f"{args.runs} runs of {', '.join(methods)} on {args.dataset}: "
         f"{out / 'results.csv'}, {out / 'results.md'}, {out / 'figure.png'}",

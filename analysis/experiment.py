@@ -15,17 +15,31 @@ it, and compute on the population's normalised features (the sensitive item left
   from the dataset), invalidation (share of factuals without a valid recourse),
   success_gap, worse_indices (how many of the three indices got worse than Origin);
 * fit_seconds, cf_per_second and wall_seconds (fitting plus generating every factual's
-  counterfactual in the run; wall time on this machine).
+  counterfactual in the run; wall time on this machine);
+* the fair-recourse metrics of `recourse_engine.metrics` (FACTS, Kavouras et al. 2023):
+  success_rate (share of factuals with a valid recourse), proportion_difference (the
+  success-rate gap between groups), equal_effectiveness and equal_choice (the gaps of
+  FACTS' equal effectiveness and equal choice for recourse, phi = 0.5, at most 100 actions
+  and 500 factuals per group), validity (share approved), gower_similarity, sparsity
+  (changed items) and plausibility (distance to the nearest approved row), over the valid
+  recourses.
+
+A method may be named with a variant label after a slash (`fair_rl/group_ee`): the part
+before the slash is the method, `params` are looked up by the full label, so one run can
+compare variants of one method. `training` (the command's --epochs/--batch) goes to every
+method that has such a parameter (cchvae, ibr, cruds: epochs and batch; fair_rl: batch, its
+SAC minibatch), unless `params` set it for that label.
 
 `results.csv` holds method, metric, mean, sd (sd over runs, ddof = 1).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,8 +49,20 @@ import pandas as pd
 from analysis.segregation import segregation_indices
 from recourse_engine import SklearnModel, normalise
 from recourse_engine.datasets import Dataset, load_dataset
-from recourse_engine.methods import METHODS, Layout, MethodError, get_method
-from recourse_engine.metrics import cost_gap, found_mask, recourse_cost, success_rates, ynn
+from recourse_engine.datasets.real import SUBSAMPLE
+from recourse_engine.methods import METHODS, Layout, MethodError, RecourseMethod
+from recourse_engine.metrics import (
+    cost_gap,
+    equal_choice_of_recourse,
+    equal_effectiveness,
+    found_mask,
+    gower_similarity_mean,
+    plausibility,
+    recourse_cost,
+    sparsity_mean,
+    success_rates,
+    ynn,
+)
 
 INDICES = ("centralization", "atkinson", "avg_proximity")
 METRICS = (
@@ -47,6 +73,14 @@ METRICS = (
     "invalidation",
     "success_gap",
     "worse_indices",
+    "success_rate",
+    "proportion_difference",
+    "equal_effectiveness",
+    "equal_choice",
+    "validity",
+    "gower_similarity",
+    "sparsity",
+    "plausibility",
     "fit_seconds",
     "cf_per_second",
     "wall_seconds",
@@ -55,20 +89,66 @@ METRICS = (
 MORE_IS_WORSE = {"centralization": True, "atkinson": True, "avg_proximity": False}
 
 
+def _fair_rl() -> type[RecourseMethod]:
+    from recourse_engine.methods.fair_rl import FairRL
+
+    return FairRL
+
+
+#: methods not (yet) in the engine's strategy table, looked up here until they are
+LOCAL_METHODS: dict[str, Callable[[], type[RecourseMethod]]] = {"fair_rl": _fair_rl}
+
+
+def known_methods() -> list[str]:
+    return [*METHODS, *(m for m in LOCAL_METHODS if m not in METHODS)]
+
+
+def method_class(label: str) -> type[RecourseMethod]:
+    """The class of a method label (`name` or `name/variant`)."""
+    base = label.split("/", 1)[0]
+    if base in METHODS:
+        return METHODS[base]
+    if base in LOCAL_METHODS:
+        return LOCAL_METHODS[base]()
+    raise MethodError(f"unknown method {base!r}; known: {', '.join(known_methods())}")
+
+
+def make_method(
+    label: str,
+    seed: int,
+    params: dict[str, Any] | None = None,
+    training: dict[str, Any] | None = None,
+) -> RecourseMethod:
+    """A fresh method for a label: `training` values for the parameters it has, then
+    `params` (which win)."""
+    cls = method_class(label)
+    names = {f.name for f in dataclasses.fields(cls) if f.init}
+    kw = {k: v for k, v in (training or {}).items() if k in names and v is not None}
+    kw.update(params or {})
+    bad = sorted(set(kw) - names)
+    if bad:
+        raise MethodError(f"{label}: unknown parameter {bad[0]!r}")
+    return cls(seed=seed, **kw)
+
+
 def parse_methods(text: str) -> list[str]:
     names = [m.strip() for m in text.split(",")]
     if not names or any(not m for m in names):
         raise MethodError(f"--methods {text!r}: give method names separated by commas")
-    unknown = [m for m in names if m not in METHODS]
-    if unknown:
-        raise MethodError(f"unknown method {unknown[0]!r}; known: {', '.join(METHODS)}")
+    for m in names:
+        method_class(m)
     if len(set(names)) != len(names):
         raise MethodError(f"--methods {text!r}: a method is named twice")
     return names
 
 
 def train_decision_model(data: Dataset, seed: int) -> SklearnModel:
-    """Logistic regression on the synthetic data, an MLP on real data (the paper's choice)."""
+    """Logistic regression on the synthetic data, an MLP on real data (the paper's choice);
+    a dataset that brings its own model (the fair-recourse scenario's, possibly biased on
+    purpose) uses that."""
+    own = getattr(data, "decision_model", None)
+    if callable(own):
+        return own(seed)
     from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
 
@@ -103,6 +183,7 @@ def run_once(
     *,
     progress: bool = False,
     params: dict[str, dict[str, Any]] | None = None,
+    training: dict[str, Any] | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One run: metric rows (method, metric, value) and the counterfactuals per method."""
     model = train_decision_model(data, seed)
@@ -116,7 +197,7 @@ def run_once(
     pool = data.as_pool()
     outputs: dict[str, Any] = {"model": model, "rejected": rejected}
     for name in methods:
-        method = get_method(name, seed=seed, **(params or {}).get(name, {}))
+        method = make_method(name, seed, (params or {}).get(name), training)
         method.progress = progress
         method.fit(data, model)
         res = method.get_counterfactuals(factuals)
@@ -139,11 +220,30 @@ def run_once(
                 for k, worse in MORE_IS_WORSE.items()
             )
         )
+        vals.update(fairness_metrics(data, model, factuals, res, g, seed))
         vals["fit_seconds"] = method.fit_seconds
         vals["cf_per_second"] = len(factuals) / res.seconds if res.seconds > 0 else math.nan
         vals["wall_seconds"] = method.fit_seconds + res.seconds
         rows += [{"method": name, "metric": k, "value": v} for k, v in vals.items()]
     return rows, outputs
+
+
+def fairness_metrics(
+    data: Dataset, model: Any, factuals: np.ndarray, res: Any, groups: np.ndarray, seed: int
+) -> dict[str, float]:
+    """The fair-recourse metrics of one method's result (see the module docstring)."""
+    s, cf = data.schema, res.counterfactuals
+    approved = data.codes[np.asarray(model.approves(data.codes), dtype=bool)]
+    return {
+        "success_rate": float(np.mean(res.valid)) if len(res.valid) else math.nan,
+        "proportion_difference": success_rates(res.valid, groups)[1],
+        "equal_effectiveness": equal_effectiveness(s, model, factuals, cf, groups, seed=seed)[1],
+        "equal_choice": equal_choice_of_recourse(s, model, factuals, cf, groups, seed=seed)[1],
+        "validity": 1.0 - invalidation(cf, model),
+        "gower_similarity": gower_similarity_mean(s, factuals, cf),
+        "sparsity": sparsity_mean(factuals, cf),
+        "plausibility": plausibility(s, cf, approved),
+    }
 
 
 def invalidation(counterfactuals: np.ndarray, model: Any) -> float:
@@ -243,6 +343,8 @@ def run_experiment(
     seed: int = 0,
     progress: bool = True,
     params: dict[str, dict[str, Any]] | None = None,
+    training: dict[str, Any] | None = None,
+    subsample: int | None = SUBSAMPLE,
 ) -> pd.DataFrame:
     """All runs; writes results.csv, results.md and figure.png into out_dir (which exists)."""
     rows: list[dict[str, Any]] = []
@@ -254,8 +356,10 @@ def run_experiment(
         run_iter = tqdm(run_iter, desc=f"{dataset} runs", unit="run", file=sys.stderr)
     t0 = time.perf_counter()
     for r in run_iter:
-        data = load_dataset(dataset, seed=seed + r)
-        got, outputs = run_once(data, methods, seed + r, progress=progress, params=params)
+        data = load_dataset(dataset, seed=seed + r, subsample=subsample)
+        got, outputs = run_once(
+            data, methods, seed + r, progress=progress, params=params, training=training
+        )
         rows += got
         if first is None:
             first = (data, outputs)

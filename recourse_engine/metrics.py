@@ -1,9 +1,24 @@
-"""Recourse metrics: cost, cost gap, success (coverage) per group, yNN, invalidation.
+"""Recourse metrics: cost, cost gap, success (coverage) per group, yNN, invalidation, and
+the fairness-of-recourse notions of FACTS (Kavouras et al., NeurIPS 2023).
 
 Rows of `counterfactuals` that are all-NaN mean "no recourse found" for that
 factual; they count against success and invalidation and are left out of costs.
 Gaps between groups are max − min of the group values (the absolute difference
-for two groups), so they are defined for any number of groups.
+for two groups), so they are defined for any number of groups; a group may be the
+intersection of two attributes (`intersect_groups`).
+
+FACTS (Kavouras et al., "Fairness Aware Counterfactuals for Subgroups", NeurIPS 2023) judges the *actions* that
+recourse proposes by how well they work for each protected group. An action here is the
+change from a factual to its counterfactual, transferred to another person with
+`transfer_actions` (graded items shift by the same amount, categorical and binary items are
+set to the counterfactual's value; fixed items and moves against up/down are not applied).
+The effectiveness eff(a, G) of action a for group G is the share of G's (rejected) people
+that the model approves after taking a.
+
+* equal effectiveness: eff(A, G) = share of G for whom at least one action of the set A is
+  effective; fair when eff(A, G) is equal across groups (`equal_effectiveness`, the gap);
+* equal choice for recourse: the number of actions of A with eff(a, G) >= phi; fair when
+  equal across groups (`equal_choice_of_recourse` reports it as a share of |A| and the gap).
 """
 
 from __future__ import annotations
@@ -157,3 +172,215 @@ def invalidation_rate(
             )[0]
         )
     return float(1.0 - valid.mean())
+
+
+# ---------------------------------------------------------------------------------------
+# fairness of recourse (FACTS) and the quality metrics of the fair-recourse experiments
+
+
+def intersect_groups(
+    a: Sequence[object] | np.ndarray, b: Sequence[object] | np.ndarray
+) -> np.ndarray:
+    """Labels of the intersection of two group attributes: "a|b" per row."""
+    ga, gb = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
+    if ga.shape != gb.shape or ga.ndim != 1:
+        raise ValueError(f"group attributes differ in shape: {ga.shape} and {gb.shape}")
+    return np.array([f"{x}|{y}" for x, y in zip(ga, gb, strict=True)], dtype=object)
+
+
+def proportion_difference(
+    found: np.ndarray, groups: Sequence[object] | np.ndarray
+) -> tuple[dict[str, float], float]:
+    """Success rate per group (share of the group's factuals with a valid recourse) and the
+    proportion difference (PD) between groups: max − min, |SR_0 − SR_1| for two groups."""
+    return success_rates(found, groups)
+
+
+def transfer_actions(
+    schema: FeatureSchema, targets: np.ndarray, factual: np.ndarray, counterfactual: np.ndarray
+) -> np.ndarray:
+    """Apply the action factual -> counterfactual to target profiles (codes, broadcast).
+
+    Graded items shift by the counterfactual's change (clipped to the item's range, ordinal
+    codes rounded); categorical and binary items that the action changes are set to the
+    counterfactual's value; fixed items are left alone, and a change that would move a
+    target's up/down item the forbidden way is not applied to that item.
+    """
+    t = np.asarray(targets, dtype=float)
+    f = np.asarray(factual, dtype=float)
+    c = np.asarray(counterfactual, dtype=float)
+    shape = np.broadcast_shapes(t.shape, f.shape, c.shape)
+    t, f, c = (np.broadcast_to(v, shape) for v in (t, f, c))
+    out = np.array(t, dtype=float, copy=True)
+    for j, it in enumerate(schema.items):
+        if it.constraint == "fixed":
+            continue
+        if it.is_graded:
+            new = np.clip(t[..., j] + (c[..., j] - f[..., j]), it.min_value, it.max_value)
+            if not it.is_numeric:
+                new = np.round(new)
+        else:
+            new = np.where(np.abs(c[..., j] - f[..., j]) > 1e-9, c[..., j], t[..., j])
+        if it.constraint == "up":
+            new = np.maximum(new, t[..., j])
+        elif it.constraint == "down":
+            new = np.minimum(new, t[..., j])
+        out[..., j] = new
+    return out
+
+
+def action_effectiveness(
+    schema: FeatureSchema,
+    model: DecisionModel,
+    factuals: np.ndarray,
+    counterfactuals: np.ndarray,
+    population: np.ndarray,
+    *,
+    chunk: int = 200_000,
+) -> np.ndarray:
+    """(n_actions, n_people) approvals after each action (factuals[a] -> counterfactuals[a])
+    is taken by each person of `population`."""
+    f = np.atleast_2d(np.asarray(factuals, dtype=float))
+    c = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
+    pop = np.atleast_2d(np.asarray(population, dtype=float))
+    out = np.zeros((len(f), len(pop)), dtype=bool)
+    step = max(1, chunk // max(1, len(pop)))
+    for s in range(0, len(f), step):
+        moved = transfer_actions(
+            schema, pop[None, :, :], f[s : s + step, None, :], c[s : s + step, None, :]
+        )
+        ok = np.asarray(model.approves(moved.reshape(-1, schema.d)), dtype=bool)
+        out[s : s + step] = ok.reshape(-1, len(pop))
+    return out
+
+
+def _facts_inputs(
+    factuals: np.ndarray,
+    counterfactuals: np.ndarray,
+    groups: Sequence[object] | np.ndarray,
+    max_actions: int,
+    max_per_group: int,
+    seed: int,
+) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+    x = np.atleast_2d(np.asarray(factuals, dtype=float))
+    cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
+    g = _groups(groups, len(x)).astype(str)
+    rng = np.random.default_rng(seed)
+    rows = np.flatnonzero(found_mask(cf))
+    if len(rows) > max_actions:
+        rows = np.sort(rng.choice(rows, max_actions, replace=False))
+    people: dict[str, np.ndarray] = {}
+    for label in sorted(set(g)):
+        idx = np.flatnonzero(g == label)
+        if len(idx) > max_per_group:
+            idx = np.sort(rng.choice(idx, max_per_group, replace=False))
+        people[label] = idx
+    return x[rows], cf[rows], people
+
+
+def equal_effectiveness(
+    schema: FeatureSchema,
+    model: DecisionModel,
+    factuals: np.ndarray,
+    counterfactuals: np.ndarray,
+    groups: Sequence[object] | np.ndarray,
+    *,
+    max_actions: int = 100,
+    max_per_group: int = 500,
+    seed: int = 0,
+) -> tuple[dict[str, float], float]:
+    """FACTS' equal effectiveness: per group G, eff(A, G) = share of G's factuals for whom
+    at least one action of A (the valid recourses' actions, at most `max_actions` of them
+    drawn with `seed`) is effective; and the gap between groups (0: equally effective).
+
+    At most `max_per_group` factuals per group are tried (drawn with `seed`).
+    """
+    fa, ca, people = _facts_inputs(
+        factuals, counterfactuals, groups, max_actions, max_per_group, seed
+    )
+    x = np.atleast_2d(np.asarray(factuals, dtype=float))
+    per: dict[str, float] = {}
+    for label, idx in people.items():
+        if len(fa) == 0:
+            per[label] = 0.0
+            continue
+        eff = action_effectiveness(schema, model, fa, ca, x[idx])
+        per[label] = float(eff.any(axis=0).mean())
+    return per, _gap(per)
+
+
+def equal_choice_of_recourse(
+    schema: FeatureSchema,
+    model: DecisionModel,
+    factuals: np.ndarray,
+    counterfactuals: np.ndarray,
+    groups: Sequence[object] | np.ndarray,
+    *,
+    phi: float = 0.5,
+    max_actions: int = 100,
+    max_per_group: int = 500,
+    seed: int = 0,
+) -> tuple[dict[str, float], float]:
+    """FACTS' equal choice for recourse: per group G, the share of the actions of A whose
+    effectiveness for G reaches `phi` (the number of actions, divided by |A|); and the gap
+    between groups (0: every group has as many effective choices)."""
+    if not 0.0 <= phi <= 1.0:
+        raise ValueError(f"phi must be in [0, 1], got {phi}")
+    fa, ca, people = _facts_inputs(
+        factuals, counterfactuals, groups, max_actions, max_per_group, seed
+    )
+    x = np.atleast_2d(np.asarray(factuals, dtype=float))
+    per: dict[str, float] = {}
+    for label, idx in people.items():
+        if len(fa) == 0 or len(idx) == 0:
+            per[label] = 0.0
+            continue
+        eff = action_effectiveness(schema, model, fa, ca, x[idx]).mean(axis=1)
+        per[label] = float((eff >= phi).mean())
+    return per, _gap(per)
+
+
+def validity(counterfactuals: np.ndarray, model: DecisionModel) -> float:
+    """Share of factuals whose counterfactual the model approves (1 − invalidation)."""
+    return 1.0 - invalidation_rate(counterfactuals, model)
+
+
+def gower_similarity_mean(
+    schema: FeatureSchema, factuals: np.ndarray, counterfactuals: np.ndarray
+) -> float:
+    """Mean Gower similarity (1 − Gower distance) of the found counterfactuals to their
+    factuals."""
+    from .gower import gower_similarity
+
+    cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
+    ok = found_mask(cf)
+    if not ok.any():
+        return float("nan")
+    x = np.atleast_2d(np.asarray(factuals, dtype=float))
+    return float(gower_similarity(schema, x[ok], cf[ok]).mean())
+
+
+def sparsity_mean(factuals: np.ndarray, counterfactuals: np.ndarray) -> float:
+    """Mean number of changed items of the found counterfactuals."""
+    cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
+    ok = found_mask(cf)
+    if not ok.any():
+        return float("nan")
+    x = np.atleast_2d(np.asarray(factuals, dtype=float))
+    return float((np.abs(cf[ok] - x[ok]) > 1e-9).sum(axis=1).mean())
+
+
+def plausibility(
+    schema: FeatureSchema, counterfactuals: np.ndarray, reference: np.ndarray
+) -> float:
+    """Mean Euclidean distance, on the normalised scale, from each found counterfactual to
+    its nearest reference profile (e.g. the rows the model approves); lower is more
+    plausible (closer to the data)."""
+    cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
+    ok = found_mask(cf)
+    ref = np.atleast_2d(np.asarray(reference, dtype=float))
+    if not ok.any() or not len(ref):
+        return float("nan")
+    nn = NearestNeighbors(n_neighbors=1).fit(normalise(schema, ref))
+    dist, _ = nn.kneighbors(normalise(schema, cf[ok]))
+    return float(dist[:, 0].mean())

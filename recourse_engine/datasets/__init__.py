@@ -1,6 +1,7 @@
 """Datasets for recourse experiments (offline: nothing is downloaded at run time)."""
 
 from .base import Dataset, DatasetError
+from .fair_scenario import ScenarioDataset, fair_scenario, scenario_model, scenario_schema
 from .real import LOADERS, SUBSAMPLE, data_file
 from .synthetic import synthetic, synthetic_schema
 
@@ -8,13 +9,19 @@ __all__ = [
     "DATASETS",
     "Dataset",
     "DatasetError",
+    "ScenarioDataset",
     "data_file",
+    "fair_scenario",
     "load_dataset",
+    "scenario_model",
+    "scenario_schema",
     "synthetic",
     "synthetic_schema",
 ]
 
-DATASETS: tuple[str, ...] = ("synthetic", *LOADERS)
+#: the fair-recourse scenario (`fair_scenario.py`): a fair and a deliberately biased model
+SCENARIOS = {"fair_scenario": 0.0, "fair_scenario_biased": 1.0}
+DATASETS: tuple[str, ...] = ("synthetic", *SCENARIOS, *LOADERS)
 
 
 def load_dataset(name: str, seed: int = 0, subsample: int | None = SUBSAMPLE) -> Dataset:
@@ -22,6 +29,8 @@ def load_dataset(name: str, seed: int = 0, subsample: int | None = SUBSAMPLE) ->
     `subsample` rows of a real one (None: all rows)."""
     if name == "synthetic":
         return synthetic(seed)
+    if name in SCENARIOS:
+        return fair_scenario(seed, bias=SCENARIOS[name])
     if name not in LOADERS:
         raise DatasetError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
     data = LOADERS[name]()
