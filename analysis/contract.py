@@ -139,7 +139,27 @@ _ALL = (
     Column(
         "method",
         "string",
-        "how the recourse was produced (pool_search: chosen from the pool by the strategy)",
+        "how the recourse was produced (pool_search: chosen from the pool by the strategy; "
+        "otherwise the recourse method of a generating design part, e.g. wachter)",
+    ),
+    Column(
+        "method_params",
+        "string",
+        "every parameter the generating method ran with (empty object for pool strategies)",
+        "JSON object",
+    ),
+    Column(
+        "fit_version",
+        "string",
+        "the stored fit of the method that generated the recourse: its format and a hash of "
+        "its content (empty for pool strategies)",
+    ),
+    Column(
+        "fallback",
+        "string",
+        "why a generating part's own counterfactual is not shown (the method found none, was "
+        "not usable, or proposed an earlier plan's profile) and what is shown instead; empty "
+        "when the method's counterfactual is shown, and for pool strategies",
     ),
     Column("position", "integer", "display order of the recourse (randomised)", "1..k"),
     Column("sparsity", "integer", "number of changed items (L0)", "0..d"),
@@ -256,7 +276,7 @@ EVALUATION_COLUMNS = (
 )
 #: how each recourse was made and how it ranks: after the item families, as DESIGN.md §
 #: Export orders them (so the columns before keep their places)
-RECOURSE_COLUMNS = ("origin", "method", *RANK_COLUMNS)
+RECOURSE_COLUMNS = ("origin", "method", *RANK_COLUMNS, "method_params", "fit_version", "fallback")
 #: the fixed columns of participants.csv in order; `screen_<key>` columns come after
 #: `outcome`, the profile's `x_<item>` at the end
 PARTICIPANT_COLUMNS = (

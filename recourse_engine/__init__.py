@@ -42,9 +42,11 @@ from .strategies import (
     Strategy,
     StrategyError,
     design_strategies,
+    generating_strategies,
     get_strategy,
     method_names,
     pool_fit_strategies,
+    pool_strategies,
 )
 from .synth import synth_pool
 
@@ -75,6 +77,7 @@ __all__ = [
     "constraint_mask",
     "denormalise",
     "design_strategies",
+    "generating_strategies",
     "feature_names",
     "get_distance",
     "get_strategy",
@@ -88,6 +91,7 @@ __all__ = [
     "normalise",
     "parse_design",
     "pool_fit_strategies",
+    "pool_strategies",
     "pool_from_frame",
     "profile_codes",
     "proximity",

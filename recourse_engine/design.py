@@ -2,10 +2,12 @@
 
 Grammar: comma-separated parts `strategy[@distance[weights]]:k`, e.g.
 `sparsest:1,proximate:1,random:3`, `lowest_cost@l2:2`, `diverse@proximity:3`,
-`lowest_cost@weighted[1,0.5,0,0]:1`. Parts are applied in order; each part's
-picks are distinct from all earlier picks. Which names a part may use, and which of them
-take a distance, is read from the one strategy table (`recourse_engine.strategies`), so a
-design is checked against exactly what the selection can run.
+`lowest_cost@weighted[1,0.5,0,0]:1`, `proximate:1,wachter:1,ebr_generated:1,gs:1,random:1`.
+Parts are applied in order; each part's picks are distinct from all earlier picks. Which
+names a part may use, which of them take a distance and which generate a counterfactual with
+a recourse method is read from the one strategy table (`recourse_engine.strategies`), so a
+design is checked against exactly what the selection can run. A method gives one
+counterfactual per profile, so a generating part asks for exactly one.
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ class DesignPart:
             return f"{self.strategy}@{self.distance.label}"
         return self.strategy
 
+    @property
+    def method(self) -> str | None:
+        """The recourse method that generates this part's counterfactual (None: a pool part)."""
+        return get_strategy(self.strategy).generates
+
     def __str__(self) -> str:
         return f"{self.label}:{self.k}"
 
@@ -62,6 +69,11 @@ class Design:
     @property
     def total(self) -> int:
         return sum(p.k for p in self.parts)
+
+    @property
+    def methods(self) -> list[str]:
+        """The recourse methods the design's generating parts use, in design order."""
+        return list(dict.fromkeys(p.method for p in self.parts if p.method is not None))
 
     def __str__(self) -> str:
         return ",".join(str(p) for p in self.parts)
@@ -98,12 +110,17 @@ def _parse_part(raw: str) -> DesignPart:
         )
     if not strategy.in_design:
         raise DesignError(
-            f"part {text!r}: {name!r} is a recourse method, which a study design cannot use "
-            f"yet; design strategies: {', '.join(design_strategies())}"
+            f"part {text!r}: {name!r} cannot be named in a study design; "
+            f"design strategies: {', '.join(design_strategies())}"
         )
     if not k_text.isdigit() or int(k_text) < 1:
         raise DesignError(f"part {text!r}: k must be a positive integer, got {k_text!r}")
     k = int(k_text)
+    if strategy.generates is not None and k != 1:
+        raise DesignError(
+            f"part {text!r}: the method {strategy.generates!r} generates one counterfactual "
+            f"per profile; use {name}:1"
+        )
     if k > MAX_PER_PART:
         raise DesignError(f"part {text!r}: k = {k} is more than {MAX_PER_PART}")
     distance: Distance | None = None

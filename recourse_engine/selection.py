@@ -16,7 +16,12 @@ admissible set, each with its strategy's pick function from the table in
   pick is the cheapest unless something is already picked, each next one maximises its
   smallest distance to everything picked so far.
 
-The other parts then pick in design order from what is left. Picks are distinct
+The other pool parts then pick in design order from what is left. A part named after a
+recourse method (`wachter:1`) shows the method's counterfactual for the profile
+(`recourse_engine.generated`), ranked among the admissible candidates like a pool pick; when
+the method finds nothing, is not usable, or proposes the profile of an earlier pick, the
+study's fallback applies and is recorded on the pick (`nearest_pool`: the nearest admissible
+pool profile still free) or in the selection (`fewer`: one plan fewer). Picks are distinct
 profiles: never the same pool row twice, and never a row whose items equal another pick's.
 When fewer admissible candidates exist than asked, the selection holds what exists and
 reports the shortfall; it never fills up with an inadmissible profile. Every pick carries
@@ -33,7 +38,7 @@ gathered only for strategies ranking by another distance.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
@@ -44,6 +49,7 @@ from .constraints import column_allows
 from .decision import DecisionModel, IncomeRule
 from .design import Design, DesignError, DesignPart, parse_design
 from .distances import CHANGE_TOL, RANK_DECIMALS, item_costs
+from .generated import FALLBACKS, Generator, generate
 from .picks import PickRequest, lowest_cost, lowest_jointly
 from .pool import Pool, profile_codes
 from .schema import FeatureSchema
@@ -68,6 +74,10 @@ class Pick:
     sparsity_rank: int
     proximity_rank: int
     origin: str = "pool"
+    method: str = ""
+    method_params: dict[str, Any] = field(default_factory=dict)
+    fit_version: str = ""
+    fallback: str = ""
 
 
 @dataclass
@@ -76,6 +86,8 @@ class Selection:
     requested: int
     n_admissible: int
     shortfall_by_part: dict[str, int] = field(default_factory=dict)
+    #: design part label -> why its method's counterfactual is not shown
+    fallbacks: dict[str, str] = field(default_factory=dict)
 
     @property
     def shortfall(self) -> int:
@@ -140,9 +152,20 @@ class Candidates:
 
     def ranks(self, pos: int) -> tuple[int, int]:
         """Candidate pos's competition ranks in sparsity and proximity (1 = minimal)."""
-        sparsity = 1 + int(np.count_nonzero(self.sparsity < self.sparsity[pos]))
-        prox = self.ranked_proximity
-        return sparsity, 1 + int(np.count_nonzero(prox < prox[pos]))
+        return self.ranks_of(int(self.sparsity[pos]), float(self.proximity[pos]))
+
+    def ranks_of(self, sparsity: int, proximity: float) -> tuple[int, int]:
+        """The competition ranks a profile of this sparsity and proximity has among the
+        admissible candidates (1 = none is smaller)."""
+        prox = np.round(proximity, RANK_DECIMALS)
+        return (
+            1 + int(np.count_nonzero(self.sparsity < sparsity)),
+            1 + int(np.count_nonzero(self.ranked_proximity < prox)),
+        )
+
+    def equal_to(self, codes: np.ndarray) -> np.ndarray:
+        """Mask of candidates whose items equal `codes`."""
+        return (np.abs(self.codes - codes[None, :]) <= CHANGE_TOL).all(axis=1)
 
 
 class PoolIndex:
@@ -235,12 +258,18 @@ class PoolIndex:
         income: float | None,
         design: Design | str,
         seed: int | Sequence[int] | np.random.Generator | None = 0,
+        generators: Mapping[str, Generator] | None = None,
+        fallback: str = "nearest_pool",
     ) -> Selection:
+        """The design's picks for profile x; `generators` holds the method (by name) of each
+        generating part, `fallback` what is shown when it gives nothing usable."""
         design = parse_design(design)
+        if fallback not in FALLBACKS:
+            raise ValueError(f"unknown fallback {fallback!r}; expected one of {FALLBACKS}")
         xv = profile_codes(self.schema, x)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         cand = self.candidates(xv, income)
-        return _apply_design(cand, design, rng)
+        return _apply_design(cand, design, rng, generators or {}, fallback)
 
 
 def profile_keys(schema: FeatureSchema, codes: np.ndarray) -> np.ndarray:
@@ -259,13 +288,21 @@ def profile_keys(schema: FeatureSchema, codes: np.ndarray) -> np.ndarray:
     return inverse.ravel().astype(np.int64)
 
 
-def _apply_design(cand: Candidates, design: Design, rng: np.random.Generator) -> Selection:
+def _apply_design(
+    cand: Candidates,
+    design: Design,
+    rng: np.random.Generator,
+    generators: Mapping[str, Generator],
+    fallback: str,
+) -> Selection:
     available = np.ones(len(cand), dtype=bool)
     picked: list[int] = []
     strategies = [get_strategy(part.strategy).pick for part in design.parts]
     for part, pick in zip(design.parts, strategies, strict=True):
-        if pick is None:
+        if pick is None and part.method is None:
             raise DesignError(f"strategy {part.strategy!r} does not pick from the pool")
+        if part.method is not None and part.method not in generators:
+            raise DesignError(f"design part {part.label!r}: no {part.method} method was given")
     chosen: list[list[int]] = [[] for _ in design.parts]
     ranked = [i for i, pick in enumerate(strategies) if pick is lowest_cost]
     parts = [design.parts[i] for i in ranked]
@@ -277,13 +314,98 @@ def _apply_design(cand: Candidates, design: Design, rng: np.random.Generator) ->
         if pick is not None and i not in ranked:
             positions = pick(PickRequest(cand, part, rng, available, picked))
             chosen[i] = _take(cand, positions, part, available, picked)
+    by_part = [
+        [_pick(cand, part.label, pos) for pos in positions]
+        for part, positions in zip(design.parts, chosen, strict=True)
+    ]
+    fallbacks: dict[str, str] = {}
+    for i, part in enumerate(design.parts):
+        if part.method is not None:
+            shown = [p for ps in by_part for p in ps]
+            pick, reason = _generated(
+                cand, part, generators[part.method], shown, fallback, rng, available, picked
+            )
+            by_part[i] = [] if pick is None else [pick]
+            if reason:
+                fallbacks[part.label] = reason
     picks: list[Pick] = []
     shortfalls: dict[str, int] = {}
-    for part, positions in zip(design.parts, chosen, strict=True):
-        picks.extend(_pick(cand, part.label, pos) for pos in positions)
-        if len(positions) < part.k:
-            shortfalls[part.label] = shortfalls.get(part.label, 0) + part.k - len(positions)
-    return Selection(picks, design.total, len(cand.rows), shortfalls)
+    for part, part_picks in zip(design.parts, by_part, strict=True):
+        picks.extend(part_picks)
+        if len(part_picks) < part.k:
+            shortfalls[part.label] = shortfalls.get(part.label, 0) + part.k - len(part_picks)
+    return Selection(picks, design.total, len(cand.rows), shortfalls, fallbacks)
+
+
+_STATUS_REASONS = {
+    "none_found": "the method found no counterfactual",
+    "not_approved": "the method's counterfactual broke a constraint or was not approved",
+    "unchanged": "the method's counterfactual equals the profile",
+}
+
+
+def _generated(
+    cand: Candidates,
+    part: DesignPart,
+    gen: Generator,
+    shown: list[Pick],
+    fallback: str,
+    rng: np.random.Generator,
+    available: np.ndarray,
+    picked: list[int],
+) -> tuple[Pick | None, str]:
+    """A generating part's pick and, when the method's own counterfactual is not shown, why.
+
+    The method's profile is shown unless it equals an earlier pick's; otherwise the fallback
+    gives the nearest admissible pool profile still free (recorded on the pick), or nothing.
+    """
+    method = part.method or ""
+    reason = gen.unavailable
+    if not reason and gen.method is not None:
+        codes, status = generate(gen.method, cand.x)
+        if codes is None:
+            reason = _STATUS_REASONS.get(status, f"the method reported {status!r}")
+        else:
+            same = next((p for p in shown if np.abs(p.codes - codes).max() <= CHANGE_TOL), None)
+            if same is None:
+                available &= ~cand.equal_to(codes)
+                return _generated_pick(cand, part.label, codes, method, gen), ""
+            reason = f"the method proposed the same profile as the {same.strategy!r} recourse"
+    if fallback == "fewer":
+        return None, f"{reason}; one plan fewer is shown"
+    req = PickRequest(cand, DesignPart(part.strategy, 1), rng, available, picked)
+    positions = req.lowest(cand.ranked_proximity)
+    if not positions:
+        return None, f"{reason}; no admissible pool profile is left to show instead"
+    (pos,) = _take(cand, positions, DesignPart(part.strategy, 1), available, picked)
+    pick = _pick(cand, part.label, pos)
+    pick.method, pick.method_params, pick.fit_version = method, gen.recorded, gen.fit_version
+    pick.fallback = f"{reason}; the nearest admissible pool profile is shown instead"
+    return pick, pick.fallback
+
+
+def _generated_pick(
+    cand: Candidates, label: str, codes: np.ndarray, method: str, gen: Generator
+) -> Pick:
+    costs = item_costs(cand.schema, cand.x, codes[None, :])[0]
+    moved = np.abs(codes - cand.x) > CHANGE_TOL
+    sparsity, proximity = int(moved.sum()), float(costs.sum())
+    sparsity_rank, proximity_rank = cand.ranks_of(sparsity, proximity)
+    return Pick(
+        strategy=label,
+        pool_index=-1,
+        pool_id="",
+        codes=codes,
+        sparsity=sparsity,
+        proximity=proximity,
+        changed=[cand.schema.keys[j] for j in np.flatnonzero(moved)],
+        sparsity_rank=sparsity_rank,
+        proximity_rank=proximity_rank,
+        origin="generated",
+        method=method,
+        method_params=gen.recorded,
+        fit_version=gen.fit_version,
+    )
 
 
 def _take(

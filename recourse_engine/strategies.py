@@ -7,10 +7,12 @@ need scipy, scikit-learn or torch (the balanced strategies' picks and fits, the 
 classes) are imported when first used, so `import recourse_engine` and a plain design such as
 `sparsest:1,random:3` stay light.
 
-An entry with a pool `pick` may be named in a design. An entry with a `method` and no `pick`
-is a recourse method that designs cannot use yet; when designs learn to generate
-counterfactuals with methods, such an entry gains a generate path beside `pick`, and the
-design grammar needs no other change. A `pool_fit` is a model fitted once on the study's pool
+An entry with a pool `pick` chooses among the study's pool profiles. An entry that
+`generates` names the recourse method whose counterfactual for the participant's own profile
+is shown (`recourse_engine.generated`); every method generates under its own name, except
+EBR and IBR, whose names pick from the pool (as studies have always read them), so their
+generating variants are `ebr_generated` and `ibr_generated`. A method added to the table
+with `generates` is a study strategy with no other change. A `pool_fit` is a model fitted once on the study's pool
 before the strategy picks (EBR's densities, IBR's encoder); its `format` names the layout of
 the fitted object, and `recourse_engine.fit_store` refuses a stored fit of another format.
 """
@@ -68,7 +70,8 @@ class Strategy:
 
     `distance`: the distance the strategy ranks by (`sparsest`: sparsity); with `ranked`,
     the default of a distance the design may name (`lowest_cost@l2`). `load_method`
-    returns the recourse method class of that name, imported on first use.
+    returns the recourse method class of that name, imported on first use; `generates`
+    names the method whose counterfactual a design part of this name shows.
     """
 
     name: str
@@ -78,11 +81,12 @@ class Strategy:
     ranked: bool = False
     load_method: Callable[[], type[RecourseMethod]] | None = None
     pool_fit: PoolFit | None = None
+    generates: str | None = None
 
     @property
     def in_design(self) -> bool:
-        """Whether a study design may name it today."""
-        return self.pick is not None
+        """Whether a study design may name it."""
+        return self.pick is not None or self.generates is not None
 
     @property
     def method(self) -> type[RecourseMethod] | None:
@@ -211,11 +215,13 @@ _ALL = (
         "wachter",
         "Wachter et al. (2017): gradient descent on approval loss plus L1 distance",
         load_method=_wachter,
+        generates="wachter",
     ),
     Strategy(
         "gs",
         "Growing Spheres (Laugel et al., 2017): random search in growing layers",
         load_method=_growing_spheres,
+        generates="gs",
     ),
     Strategy(
         "ebr",
@@ -234,19 +240,34 @@ _ALL = (
         pool_fit=PoolFit(_fit_ibr, _attach_ibr, "ibr-pool/2"),
     ),
     Strategy(
+        "ebr_generated",
+        "explicit balanced recourse generated for the participant's own profile (the method "
+        "`ebr`, fitted on the study's pool)",
+        generates="ebr",
+    ),
+    Strategy(
+        "ibr_generated",
+        "implicit balanced recourse generated for the participant's own profile (the method "
+        "`ibr`, fitted on the study's pool)",
+        generates="ibr",
+    ),
+    Strategy(
         "cchvae",
         "CCHVAE (Pawelczyk et al., 2020): growing spheres in a conditional VAE's latent space",
         load_method=_cchvae,
+        generates="cchvae",
     ),
     Strategy(
         "cruds",
         "CRUDS (Downs et al., 2020): draws from a conditional subspace VAE",
         load_method=_cruds,
+        generates="cruds",
     ),
     Strategy(
         "causal",
         "causal recourse (Karimi et al., 2020b): least interventions in an additive SCM",
         load_method=_causal,
+        generates="causal",
     ),
 )
 
@@ -264,8 +285,18 @@ def get_strategy(name: str) -> Strategy:
 
 
 def design_strategies() -> list[str]:
-    """Names a study design may use today (those that pick from the pool), sorted."""
+    """Names a study design may use (pool strategies and generating methods), sorted."""
     return sorted(s.name for s in _ALL if s.in_design)
+
+
+def pool_strategies() -> list[str]:
+    """Names that pick from the study's pool, sorted."""
+    return sorted(s.name for s in _ALL if s.pick is not None)
+
+
+def generating_strategies() -> list[str]:
+    """Names that show a method's generated counterfactual, sorted."""
+    return sorted(s.name for s in _ALL if s.generates is not None)
 
 
 def method_names() -> list[str]:

@@ -75,6 +75,17 @@ class Study(models.Model):
         null=True, blank=True, help_text="An uploaded trained model (recourse_engine format)."
     )
     seed = models.BigIntegerField(default=0, help_text="Base seed of recourse selection.")
+    method_params = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Recourse method -> its settings (parameters; EBR/IBR's group; causal's scm).",
+    )
+    method_fallback = models.CharField(
+        max_length=20,
+        choices=[("nearest_pool", "nearest admissible pool profile"), ("fewer", "one plan fewer")],
+        default="nearest_pool",
+        help_text="What a participant sees when a method gives no usable counterfactual.",
+    )
     outcome_codes = models.JSONField(
         default=default_outcome_codes,
         help_text="Outcome -> {code, redirect_url}: " + ", ".join(OUTCOMES) + ".",
@@ -241,8 +252,10 @@ class Recourse(models.Model):
     position = models.PositiveSmallIntegerField(help_text="Display order 1..k (randomised).")
     strategy = models.CharField(max_length=100)
     method = models.CharField(max_length=60, default="pool_search")
-    pool_index = models.PositiveIntegerField()
-    pool_id = models.CharField(max_length=100)
+    pool_index = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Pool row shown (empty for a generated profile)."
+    )
+    pool_id = models.CharField(max_length=100, blank=True)
     values = models.JSONField(help_text="Counterfactual: item key -> option code.")
     changed = models.JSONField(default=list)
     sparsity = models.PositiveSmallIntegerField()
@@ -264,6 +277,18 @@ class Recourse(models.Model):
         blank=True,
         help_text="Rank in proximity among the admissible pool candidates (1 = minimal); "
         "empty for recourses stored before ranks were recorded.",
+    )
+    method_params = models.JSONField(
+        default=dict, blank=True, help_text="The generating method's parameters (all of them)."
+    )
+    fit_version = models.CharField(
+        max_length=80, blank=True, default="", help_text="The stored fit that generated it."
+    )
+    fallback = models.CharField(
+        max_length=300,
+        blank=True,
+        default="",
+        help_text="Why the method's own counterfactual is not shown (empty: it is, or a pool pick).",
     )
     generation_seconds = models.FloatField(default=0.0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -352,11 +377,12 @@ class Withdrawal(models.Model):
 
 
 class FittedMethod(models.Model):
-    """A balanced-recourse model (EBR density, IBR encoder) fitted on a study's pool.
+    """A model fitted on a study's pool: a pool strategy's (EBR density, IBR encoder) or a
+    generating recourse method's (`method:<name>`, fitted against the decision model).
 
     Fitted by a Celery task when the study goes live; the worker loads the stored fit
-    instead of fitting again (keyed by the pool's hash and the engine's fit format, so a new
-    pool, or an engine that stores fits differently, is fitted anew).
+    instead of fitting again (keyed by the pool's hash, the engine's fit format and, for
+    methods, the decision model, so a new pool, model or storage format is fitted anew).
     """
 
     class State(models.TextChoices):
@@ -366,8 +392,16 @@ class FittedMethod(models.Model):
         FAILED = "failed", "Failed"
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="fitted_methods")
-    strategy = models.CharField(max_length=20)
+    strategy = models.CharField(
+        max_length=40, help_text="A pool strategy's fit (ebr), or a method's (method:wachter)."
+    )
     pool_hash = models.CharField(max_length=64)
+    model_key = models.CharField(
+        max_length=80,
+        blank=True,
+        default="",
+        help_text="The decision model a method was fitted against (empty: pool fits).",
+    )
     fit_format = models.CharField(
         max_length=40, blank=True, default="", help_text="The engine's format of the stored fit."
     )
@@ -383,8 +417,8 @@ class FittedMethod(models.Model):
         ordering = ["study", "strategy"]
         constraints = [
             models.UniqueConstraint(
-                fields=["study", "strategy", "pool_hash", "fit_format"],
-                name="fitted_method_unique_format",
+                fields=["study", "strategy", "pool_hash", "fit_format", "model_key"],
+                name="fitted_method_unique_fit",
             )
         ]
 

@@ -27,6 +27,17 @@ Equation = Callable[[np.ndarray], np.ndarray]  # (m, |parents|) -> (m,)
 
 
 @dataclass
+class LinearEquation:
+    """f(parents) = parents @ weights: a class, not a closure, so a fitted method pickles
+    (a study stores its fitted methods)."""
+
+    weights: np.ndarray
+
+    def __call__(self, pa: np.ndarray) -> np.ndarray:
+        return pa @ self.weights
+
+
+@dataclass
 class AdditiveSCM:
     """x_j = f_j(parents_j) + u_j for each child j; other nodes are exogenous."""
 
@@ -38,8 +49,7 @@ class AdditiveSCM:
         """x_child = sum_parent w * x_parent + u."""
         parents = {c: list(ws) for c, ws in weights.items()}
         eqs = {
-            c: (lambda w: lambda pa: pa @ w)(np.array(list(ws.values()), dtype=float))
-            for c, ws in weights.items()
+            c: LinearEquation(np.array(list(ws.values()), dtype=float)) for c, ws in weights.items()
         }
         return cls(parents, eqs)
 

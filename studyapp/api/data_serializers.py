@@ -140,6 +140,9 @@ class EvaluationSerializer(serializers.ModelSerializer):
     proximity_rank = _column(
         serializers.IntegerField, "recourse.proximity_rank", "proximity_rank", allow_null=True
     )
+    method_params = _column(serializers.JSONField, "recourse.method_params", "method_params")
+    fit_version = _column(serializers.CharField, "recourse.fit_version", "fit_version")
+    fallback = _column(serializers.CharField, "recourse.fallback", "fallback")
 
     class Meta:
         model = Evaluation

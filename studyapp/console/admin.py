@@ -134,12 +134,13 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
     # --- the change form --------------------------------------------------------------------
     def get_fieldsets(self, request: HttpRequest, obj: Study | None = None) -> Any:
         questions = self._questions(obj)
-        design = ["design", "seed", "decision_model", "model_file"]
+        methods = ["method_params", "method_fallback"]
+        design = ["design", "seed", "decision_model", "model_file", *methods]
         if not request.user.is_superuser:
             # model files are unpickled when loaded: only superusers may upload one
-            design = ["design", "seed", "decision_model"]
+            design = ["design", "seed", "decision_model", *methods]
         if obj is not None and obj.state != Study.State.DRAFT:
-            design = ["design", "seed", "decision_model"]
+            design = ["design", "seed", "decision_model", *methods]
             eligibility = ["eligibility"]
         else:
             eligibility = [eligibility_field(q) for q in questions if q["type"] != "integer"]

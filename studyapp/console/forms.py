@@ -32,7 +32,11 @@ from studyapp.studies.pool import MAX_POOL_BYTES
 MAX_SCHEMA_BYTES = 2 * 1024 * 1024
 MAX_MODEL_BYTES = 64 * 1024 * 1024
 #: settings edited as JSON with the structured editor
-EDITED_AS_JSON = ("texts", "outcome_codes", "attention_checks", "conditions", "quotas")
+EDITED_AS_JSON = (
+    "texts", "outcome_codes", "attention_checks", "conditions", "quotas", "method_params",
+)  # fmt: skip
+#: JSON settings that are objects (the others are lists)
+_JSON_OBJECTS = ("texts", "outcome_codes", "method_params")
 
 
 def _read_upload(f: Any, limit: int, what: str) -> bytes:
@@ -173,6 +177,11 @@ class StudyChangeForm(forms.ModelForm):
     attention_checks = _json_field("attention_checks", "Instructed-response items.")
     conditions = _json_field("conditions", "Between-participant conditions (blank design: the study's).")
     quotas = _json_field("quotas", "Cells: a condition, a screening answer (code or label), both.")
+    method_params = forms.JSONField(
+        required=False,
+        help_text='Settings of the recourse methods the design names, e.g. {"wachter": '
+        '{"lam": 0.05}, "causal": {"scm": {"position": {"education": 0.5}}}}.',
+    )
     decision_model = forms.ChoiceField(
         choices=[(m, m) for m in config.DECISION_MODELS],
         required=False,
@@ -208,7 +217,7 @@ class StudyChangeForm(forms.ModelForm):
             if name in self.fields and name in data:
                 value = data[name]
                 if value is None and name in EDITED_AS_JSON:
-                    value = {} if name in ("texts", "outcome_codes") else []
+                    value = {} if name in _JSON_OBJECTS else []
                 changes[name] = value
         questions = updates.questions_of(self.instance.schema or {})
         boxes = {q["key"]: eligibility_field(q) for q in questions if q["type"] != "integer"}

@@ -38,6 +38,11 @@ def _screening_value(value: Any) -> Any:
     return value
 
 
+def _recourse_value(value: Any) -> Any:
+    """A recourse field as a CSV cell (method parameters as a JSON object)."""
+    return json.dumps(value, sort_keys=True) if isinstance(value, dict) else value
+
+
 def evaluation_values(study: Study) -> QuerySet[Evaluation]:
     """The fields evaluations.csv is made of, one dict per evaluation."""
     return (
@@ -176,7 +181,7 @@ class Tables:
             "submitted_at": _iso(ev["submitted_at"]),
             **_codes(self.schema, ev["participant__profile__values"], c.PROFILE_PREFIX),
             **_codes(self.schema, ev["recourse__values"], c.COUNTERFACTUAL_PREFIX),
-            **{col: ev[f"recourse__{col}"] for col in c.RECOURSE_COLUMNS},
+            **{col: _recourse_value(ev[f"recourse__{col}"]) for col in c.RECOURSE_COLUMNS},
         }
 
     def _participant_row(self, p: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,8 @@
 
 The worker keeps one prepared `PoolIndex` per study (keyed by the pool's hash, so a new
 pool is picked up) because parsing and sorting a 3,683-row pool costs far more than one
-participant's search. Nothing here searches or selects; that is the engine's job.
+participant's search, and each generating method's stored fit loaded once. Nothing here
+searches or selects; that is the engine's job.
 """
 
 from __future__ import annotations
@@ -29,14 +30,19 @@ from recourse_engine import (
     parse_design,
     pool_from_frame,
 )
+from recourse_engine.fit_store import StaleFit, load_method
+from recourse_engine.generated import Generator, method_settings
+from recourse_engine.methods.base import MethodError
 from studyapp.generation import stored_fits
+from studyapp.models import FittedMethod
 
 #: decision models a study may name: the reference study's bank rule, or a trained model
 #: uploaded by the researcher (`recourse_engine.save_model` format, kept in the study row)
 DECISION_MODELS = ("income_rule", "uploaded")
 
 _lock = threading.Lock()
-_index_cache: dict[tuple[int, str, str], PoolIndex] = {}
+_index_cache: dict[tuple[Any, ...], PoolIndex] = {}
+_method_cache: dict[tuple[Any, ...], dict[str, Generator]] = {}
 
 
 class StudyConfigError(ValueError):
@@ -86,14 +92,6 @@ def _load_blob(blob: bytes, schema: FeatureSchema) -> DecisionModel:
     return model
 
 
-def model_key(study: Any) -> str:
-    """Name plus a hash of the stored model file, so a new upload is picked up."""
-    blob = study.decision_model_blob
-    if study.decision_model == "uploaded" and blob:
-        return f"uploaded:{hashlib.sha256(bytes(blob)).hexdigest()[:16]}"
-    return str(study.decision_model)
-
-
 def study_model(study: Any, schema: FeatureSchema | None = None) -> DecisionModel:
     """The study's decision model (the uploaded one loaded from its row)."""
     if schema is None:
@@ -115,7 +113,7 @@ def pool_index_for(study: Any) -> tuple[FeatureSchema, PoolIndex]:
     """The study's schema and prepared pool index, cached per (study, pool, model, stored
     balanced-recourse fits): an index built before a fit was stored is rebuilt with it."""
     schema = schema_of(study.schema)
-    key = (study.pk, study.pool_hash, model_key(study), stored_fits.fits_version(study))
+    key = (study.pk, study.pool_hash, stored_fits.model_key(study), stored_fits.fits_version(study))
     with _lock:
         index = _index_cache.get(key)
         if index is None:
@@ -128,6 +126,69 @@ def pool_index_for(study: Any) -> tuple[FeatureSchema, PoolIndex]:
     return schema, index
 
 
+def generators_for(
+    study: Any, design: Design, schema: FeatureSchema
+) -> tuple[dict[str, Generator], list[str]]:
+    """The study's fitted method for each generating part of `design`, by method name, and
+    the names whose fit is still queued or running. A usable fit is loaded once per worker
+    (cached like the pool index); a method without one is returned unavailable, with why."""
+    names = design.methods
+    if not names:
+        return {}, []
+    key = (study.pk, study.pool_hash, stored_fits.model_key(study), stored_fits.fits_version(study))
+    with _lock:
+        cached = _method_cache.get(key)
+        if cached is None:
+            for stale in [k for k in _method_cache if k[0] == study.pk]:
+                del _method_cache[stale]
+            cached = _method_cache[key] = {}
+    out: dict[str, Generator] = {}
+    pending: list[str] = []
+    for name in names:
+        gen = cached.get(name)
+        if gen is None:
+            gen, state = _generator(study, name, schema)
+            if gen.method is not None:
+                with _lock:
+                    cached[name] = gen
+            elif state in (FittedMethod.State.QUEUED, FittedMethod.State.RUNNING):
+                pending.append(name)
+        out[name] = gen
+    return out, pending
+
+
+def _generator(study: Any, name: str, schema: FeatureSchema) -> tuple[Generator, str]:
+    """The method loaded from its stored fit, or unavailable with the reason (and the fit
+    row's state, "" when there is none)."""
+    try:
+        settings = method_settings(name, (study.method_params or {}).get(name), schema)
+    except MethodError as exc:
+        raise StudyConfigError(str(exc)) from None
+    row = (
+        stored_fits.current_rows(study)
+        .filter(strategy=stored_fits.method_row(name))
+        .values_list("pk", "state", "message", "fit_format", "blob")
+        .first()
+    )
+    if row is None:
+        return Generator(settings, unavailable="the method was never fitted on this pool"), ""
+    pk, state, message, fmt, blob = row
+    if state != FittedMethod.State.DONE or blob is None:
+        why = {
+            FittedMethod.State.QUEUED: "the method's fit is still queued",
+            FittedMethod.State.RUNNING: "the method's fit is still running",
+        }.get(state, f"the method's fit failed ({message})")
+        return Generator(settings, unavailable=why), state
+    try:
+        method = load_method(name, blob, schema)
+    except StaleFit as exc:
+        stored_fits.mark_stale(study, pk, exc)
+        return Generator(settings, unavailable=f"the stored fit is unusable ({exc})"), ""
+    version = stored_fits.fit_version(fmt, bytes(blob))
+    return Generator(settings, method=method, fit_version=version), state
+
+
 def clear_cache() -> None:
     with _lock:
         _index_cache.clear()
+        _method_cache.clear()

@@ -1,5 +1,10 @@
 """Recourse generation for one participant (the Celery task's body): select, store, or
 give up politely. Idempotent, so a re-delivered task changes nothing.
+
+A design part that generates with a recourse method needs the method's stored fit. While
+that fit is still queued or running (a participant who arrives just after the study went
+live), `FitPending` asks the task to try again shortly; after `STUDYAPP_FIT_WAIT_S` seconds
+the study's fallback applies instead, recorded on the recourse.
 """
 
 from __future__ import annotations
@@ -8,10 +13,12 @@ import logging
 import random
 import time
 
+from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
 from recourse_engine import DesignError, ModelError, PoolError, SchemaError
+from recourse_engine.methods import MethodError
 from studyapp.generation import engine
 from studyapp.models import Condition, Participant, Profile, Recourse
 from studyapp.participation import recruitment
@@ -20,6 +27,15 @@ log = logging.getLogger(__name__)
 
 S = Participant.State
 G = Participant.Generation
+
+
+class FitPending(Exception):
+    """A method this participant's design needs is still being fitted: try again soon."""
+
+
+def fit_wait_s() -> float:
+    """How long a participant's generation waits for a method's fit before falling back."""
+    return float(getattr(settings, "STUDYAPP_FIT_WAIT_S", 600))
 
 
 def _generation_of(participant_id: int) -> str:
@@ -63,8 +79,11 @@ def _design_for(p: Participant) -> str:
     return p.study.design
 
 
-def recourses_generate(*, participant_id: int) -> str:
-    """Select and store a participant's recourses; idempotent (returns the final status)."""
+def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
+    """Select and store a participant's recourses; idempotent (returns the final status).
+
+    Raises FitPending when a method's fit is not ready yet and `may_wait` (the task then
+    retries); without `may_wait`, or after the wait, the fallback applies."""
     p = _mark_running(participant_id)
     if p is None:
         return _generation_of(participant_id)
@@ -76,9 +95,28 @@ def recourses_generate(*, participant_id: int) -> str:
         )
         if values is None:  # withdrew while the task ran: nothing left to work on
             return _generation_of(participant_id)
-        design = _design_for(p)
-        selection = index.select(values, p.income_jpy, design, seed=p.selection_seed)
-    except (PoolError, DesignError, ModelError, SchemaError, engine.StudyConfigError) as exc:
+        design = engine.design_of(_design_for(p))
+        generators, pending = engine.generators_for(p.study, design, schema)
+        if pending and may_wait:
+            waited = (timezone.now() - p.generation_started_at).total_seconds()
+            if waited < fit_wait_s():
+                raise FitPending(", ".join(pending))
+        selection = index.select(
+            values,
+            p.income_jpy,
+            design,
+            seed=p.selection_seed,
+            generators=generators,
+            fallback=p.study.method_fallback,
+        )
+    except (
+        PoolError,
+        DesignError,
+        ModelError,
+        SchemaError,
+        MethodError,
+        engine.StudyConfigError,
+    ) as exc:
         return recourses_fail(participant_id=participant_id, error=f"study configuration: {exc}")
     seconds = time.perf_counter() - t0
     order = list(range(len(selection.picks)))
@@ -88,8 +126,8 @@ def recourses_generate(*, participant_id: int) -> str:
             participant_id=p.pk,
             position=order[i] + 1,
             strategy=pick.strategy,
-            method="pool_search",
-            pool_index=int(pick.pool_index),
+            method=pick.method or "pool_search",
+            pool_index=int(pick.pool_index) if pick.pool_index >= 0 else None,
             pool_id=str(pick.pool_id),
             values={
                 k: (float(v) if schema.items[j].is_numeric else int(v))
@@ -101,6 +139,9 @@ def recourses_generate(*, participant_id: int) -> str:
             origin=pick.origin,
             sparsity_rank=int(pick.sparsity_rank),
             proximity_rank=int(pick.proximity_rank),
+            method_params=pick.method_params,
+            fit_version=pick.fit_version,
+            fallback=pick.fallback[:300],
             generation_seconds=seconds,
         )
         for i, pick in enumerate(selection.picks)
@@ -120,12 +161,18 @@ def recourses_generate(*, participant_id: int) -> str:
             locked.generation_finished_at = timezone.now()
             locked.generation = G.DONE
             locked.state = S.EVALUATING
+            reasons = []
             if selection.shortfall:
-                locked.flagged = True
-                locked.flag_reason = (
+                reasons.append(
                     f"only {len(rows)} of {selection.requested} recourses found "
                     f"({selection.n_admissible} admissible in the pool)"
                 )
+            reasons += [f"{label}: {why}" for label, why in selection.fallbacks.items()]
+            if reasons:
+                locked.flagged = True
+                locked.flag_reason = "; ".join([r for r in [locked.flag_reason] if r] + reasons)[
+                    :300
+                ]
         else:
             _end_without_recourse(locked, G.EMPTY, "no admissible recourse in the pool")
         locked.save()

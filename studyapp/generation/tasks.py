@@ -1,7 +1,8 @@
 """Celery tasks: thin wrappers that call services (queued with transaction.on_commit).
 
 `generate_recourses` is acknowledged late (a worker that dies mid-task gets it re-delivered)
-and idempotent (the service stores recourses once), and retries transient database errors.
+and idempotent (the service stores recourses once), retries transient database errors, and
+looks again every few seconds while a method's fit that it needs is still running.
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError
 
 from studyapp.generation import services
+
+#: seconds between looks at a method's fit that a participant waits for
+FIT_RETRY_S = 3
 
 
 @shared_task(
@@ -25,7 +29,13 @@ from studyapp.generation import services
 )
 def generate_recourses(self, participant_id: int) -> str:
     try:
-        return services.recourses_generate(participant_id=participant_id)
+        return services.recourses_generate(
+            participant_id=participant_id, may_wait=not self.request.is_eager
+        )
+    except services.FitPending as exc:
+        # a method's fit is still running: look again shortly (the service stops waiting)
+        looks = self.request.retries + int(services.fit_wait_s() / FIT_RETRY_S) + 2
+        raise self.retry(exc=exc, countdown=FIT_RETRY_S, max_retries=looks) from None
     except (OperationalError, InterfaceError) as exc:
         if self.request.retries >= self.max_retries:
             return services.recourses_fail(
@@ -45,7 +55,7 @@ def generate_recourses(self, participant_id: int) -> str:
     soft_time_limit=3500,
 )
 def fit_balanced_methods(study_id: int) -> dict[str, str]:
-    """Fit a live study's EBR/IBR models on its pool (may take minutes: own time limit)."""
+    """Fit a live study's pool models and recourse methods (may take minutes: own limit)."""
     from studyapp.generation import method_fitting
 
     return method_fitting.fits_run(study_id=study_id)

@@ -34,7 +34,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from recourse_engine import DesignError, parse_design
+from recourse_engine import DesignError, FeatureSchema, IncomeRule, parse_design
+from recourse_engine.generated import FALLBACKS, method_problem, method_settings
 from studyapp.models import OUTCOMES, STUDY_LANGUAGES, default_outcome_codes
 from studyapp.studies.errors import ConfigError, config_problems
 
@@ -184,7 +185,6 @@ class AttentionCheck(_Strict):
 
     model_config = ConfigDict(title="Attention check")
 
-
     key: Annotated[Text, _pattern("check_key")]
     prompt: Annotated[Text, Field(min_length=1, max_length=2000)]
     options: Annotated[
@@ -208,7 +208,6 @@ class ConditionConfig(_Strict):
 
     model_config = ConfigDict(title="Condition")
 
-
     name: Annotated[Text, _pattern("slug")]
     design: Annotated[Text, Field(max_length=500), AfterValidator(_design_or_blank)] = ""
 
@@ -217,7 +216,6 @@ class QuotaConfig(_Strict):
     """At most `limit` participants in a cell: a condition, a screening answer, or both."""
 
     model_config = ConfigDict(title="Quota")
-
 
     condition: Annotated[Text, Field(max_length=60)] = Field("", description="Blank: all.")
     screening_key: Annotated[Text, Field(max_length=60)] = ""
@@ -251,14 +249,23 @@ class StudyConfig(_Strict):
     consent_version: Annotated[Text, Field(min_length=1, max_length=40)] = "1"
     design: Design = Field(DEFAULT_DESIGN, description="e.g. sparsest:1,proximate:1,random:3")
     decision_model: Literal["income_rule", "uploaded"] = "income_rule"
+    method_params: dict[Annotated[Text, Field(max_length=40)], dict[Text, Any]] = Field(
+        default_factory=dict,
+        description='Recourse method -> its settings, e.g. {"wachter": {"lam": 0.05}}; '
+        'EBR/IBR take a "group" (pool column or item), causal an "scm" '
+        "({child item: {parent item: weight}}).",
+    )
+    method_fallback: Literal[FALLBACKS] = Field(  # type: ignore[valid-type]
+        "nearest_pool",
+        description="When a method gives no usable counterfactual: the nearest admissible "
+        "pool profile (nearest_pool) or one plan fewer (fewer); recorded either way.",
+    )
     seed: Annotated[int, Field(ge=0, le=2**62)] = 0
     eligibility: dict[Text, list[int]] = Field(
         default_factory=dict,
         description="Screening question key -> eligible option codes (none: everyone).",
     )
-    conditions: Annotated[list[ConditionConfig], Field(max_length=50)] = Field(
-        default_factory=list
-    )
+    conditions: Annotated[list[ConditionConfig], Field(max_length=50)] = Field(default_factory=list)
     quotas: Annotated[list[QuotaConfig], Field(max_length=200)] = Field(default_factory=list)
     attention_checks: Annotated[list[AttentionCheck], Field(max_length=50)] = Field(
         default_factory=list
@@ -299,7 +306,9 @@ class StudyConfig(_Strict):
                 n = len(q.get("options", []))
                 for i, code in enumerate(codes):
                     if not 1 <= code <= n:
-                        raise _problem("eligibility", f"{code} is not an option (1..{n})", f".{key}[{i}]")
+                        raise _problem(
+                            "eligibility", f"{code} is not an option (1..{n})", f".{key}[{i}]"
+                        )
             if codes:
                 out[key] = sorted(set(codes))
         return out
@@ -346,6 +355,13 @@ class StudyConfig(_Strict):
                 )
         return self
 
+    @model_validator(mode="after")
+    def _methods(self, info: ValidationInfo) -> StudyConfig:
+        problem = methods_problem(self, _context(info).get("schema"))
+        if problem is not None:
+            raise _problem("method", problem[1], problem[0])
+        return self
+
     def stored(self) -> dict[str, Any]:
         """JSON-ready, as the study row and the API show it."""
         data = self.model_dump()
@@ -357,6 +373,28 @@ SETTINGS = tuple(StudyConfig.model_fields)
 assert tuple(PageTexts.model_fields) == TEXT_KEYS
 
 
+def methods_problem(cfg: StudyConfig, schema: FeatureSchema | None) -> tuple[str, str] | None:
+    """(path, problem) for the first recourse method the study cannot use: an unknown one,
+    bad settings, or one named by a design that the decision model cannot serve."""
+    for name, raw in cfg.method_params.items():
+        try:
+            method_settings(name, raw, schema)
+        except ValueError as exc:  # the engine's MethodError
+            return f"method_params.{name}", str(exc)
+    designs = [("design", cfg.design)]
+    designs += [(f"conditions[{i}].design", c.design) for i, c in enumerate(cfg.conditions)]
+    for at, text in designs:
+        for name in parse_design(text).methods if text else []:
+            if cfg.decision_model == "income_rule":
+                return at, str(method_problem(name, IncomeRule()))
+            if name not in cfg.method_params:
+                try:
+                    method_settings(name, None, schema)
+                except ValueError as exc:
+                    return at, f"{exc} (in method_params.{name})"
+    return None
+
+
 def _context(info: ValidationInfo) -> Mapping[str, Any]:
     return info.context if isinstance(info.context, Mapping) else {}
 
@@ -366,13 +404,15 @@ def config_validate(
     *,
     screening: Sequence[Mapping[str, Any]] | None = None,
     has_model_blob: bool | None = None,
+    schema: FeatureSchema | None = None,
 ) -> StudyConfig:
     """The validated configuration, or ConfigError naming every problem by its path.
 
     `screening`: the schema's screening questions (eligibility and quota keys are checked
-    against them); `has_model_blob`: whether a model file is stored or being uploaded.
+    against them); `has_model_blob`: whether a model file is stored or being uploaded;
+    `schema`: the profile items (method settings naming items are checked against them).
     """
-    context: dict[str, Any] = {"has_model_blob": has_model_blob}
+    context: dict[str, Any] = {"has_model_blob": has_model_blob, "schema": schema}
     if screening is not None:
         context["screening"] = {q["key"]: q for q in screening}
     try:

@@ -77,7 +77,7 @@ def study_config_for_new(
     }
     merged = config_merge(base, settings)
     return config.config_validate(
-        merged, screening=questions_of(schema.to_dict()), has_model_blob=False
+        merged, screening=questions_of(schema.to_dict()), has_model_blob=False, schema=schema
     )
 
 
@@ -188,6 +188,7 @@ def study_create_from_schema(
         settings={k: stored[k] for k in given if k not in ("title", "texts")},
     )
 
+
 _STUDY_MOVES = {
     Study.State.DRAFT: {Study.State.LIVE},
     Study.State.LIVE: {Study.State.CLOSED},
@@ -200,10 +201,16 @@ def study_set_state(*, study: Study, state: str) -> Study:
         return study
     if state not in _STUDY_MOVES.get(study.state, set()):
         raise StudyError(f"study {study.slug}: cannot go from {study.state} to {state}")
+    if state == Study.State.LIVE:
+        from studyapp.generation.method_fitting import methods_check
+
+        problems = methods_check(study)
+        if problems:
+            raise StudyError(f"study {study.slug} cannot go live: " + "; ".join(problems))
     study.state = state
     study.save(update_fields=["state", "updated_at"])
     if state == Study.State.LIVE:
-        # balanced strategies (ebr/ibr) need models fitted on the pool: a Celery task
+        # balanced strategies and generating methods need fits on the pool: a Celery task
         from studyapp.generation.method_fitting import fits_queue
 
         fits_queue(study=study)

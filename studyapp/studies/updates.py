@@ -15,6 +15,7 @@ from typing import Any
 
 from django.db import transaction
 
+from recourse_engine import FeatureSchema, SchemaError, load_schema
 from studyapp.models import Condition, Quota, Study
 from studyapp.participation import screening
 from studyapp.studies import config
@@ -25,6 +26,8 @@ from studyapp.studies.errors import ConfigError, StudyError, StudyFrozen
 DRAFT_ONLY = (
     "design",
     "decision_model",
+    "method_params",
+    "method_fallback",
     "seed",
     "language",
     "texts",
@@ -42,6 +45,7 @@ ALWAYS = ("title", "outcome_codes", "panel_param", "assignment_timeout_minutes",
 DRAFT_ONLY_PARTS = ("schema", "pool")
 
 assert sorted(DRAFT_ONLY + ALWAYS) == sorted(config.SETTINGS), "every setting is classified"
+
 
 def frozen_parts(study: Study) -> tuple[str, ...]:
     """What may no longer change on this study (nothing while it is a draft)."""
@@ -65,6 +69,14 @@ def questions_of(schema: Mapping[str, Any]) -> list[dict[str, Any]]:
         return []
 
 
+def schema_or_none(schema: Mapping[str, Any]) -> FeatureSchema | None:
+    """The study's feature schema, or None when the stored one does not load."""
+    try:
+        return load_schema(schema)
+    except SchemaError:
+        return None
+
+
 def eligibility_of(schema: Mapping[str, Any]) -> dict[str, list[int]]:
     """Screening question key -> eligible codes, as the schema's questions hold them."""
     eligibility = {}
@@ -85,6 +97,8 @@ def study_config(study: Study) -> dict[str, Any]:
         "consent_version": study.consent_version,
         "design": study.design,
         "decision_model": study.decision_model,
+        "method_params": study.method_params or {},
+        "method_fallback": study.method_fallback,
         "seed": study.seed,
         "eligibility": eligibility,
         "conditions": [{"name": c.name, "design": c.design} for c in study.conditions.all()],
@@ -139,6 +153,7 @@ def study_config_check(
     context = {
         "screening": questions_of(study.schema),
         "has_model_blob": bool(study.decision_model_blob) or bool(model_blob),
+        "schema": schema_or_none(study.schema),
     }
     try:
         return config.config_validate(merged, **context)

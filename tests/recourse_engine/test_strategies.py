@@ -14,24 +14,51 @@ from recourse_engine import (
     DesignError,
     StrategyError,
     design_strategies,
+    generating_strategies,
     get_strategy,
     method_names,
     parse_design,
     pool_fit_strategies,
+    pool_strategies,
 )
 
 POOL_STRATEGIES = ["diverse", "ebr", "ibr", "lowest_cost", "proximate", "random", "sparsest"]
 METHOD_NAMES = ["wachter", "gs", "ebr", "ibr", "cchvae", "cruds", "causal"]
+# every method generates; EBR and IBR under their own names pick from the pool
+GENERATING = {
+    "wachter": "wachter",
+    "gs": "gs",
+    "cchvae": "cchvae",
+    "cruds": "cruds",
+    "causal": "causal",
+    "ebr_generated": "ebr",
+    "ibr_generated": "ibr",
+}
 
 
 def test_the_table_holds_every_pool_strategy_and_every_method():
-    assert design_strategies() == POOL_STRATEGIES
+    assert pool_strategies() == POOL_STRATEGIES
+    assert generating_strategies() == sorted(GENERATING)
+    assert design_strategies() == sorted({*POOL_STRATEGIES, *GENERATING})
     assert method_names() == METHOD_NAMES
-    assert set(STRATEGIES) == {*POOL_STRATEGIES, *METHOD_NAMES}
+    assert set(STRATEGIES) == {*POOL_STRATEGIES, *METHOD_NAMES, *GENERATING}
     assert pool_fit_strategies() == ["ebr", "ibr"]
     for name, entry in STRATEGIES.items():
         assert entry.name == name and entry.summary
-        assert entry.in_design == (name in POOL_STRATEGIES)
+        assert entry.in_design
+        assert entry.generates == GENERATING.get(name)
+    # every method can be shown generated, under exactly one design name
+    assert sorted(GENERATING.values()) == sorted(METHOD_NAMES)
+
+
+def test_generating_parts_name_their_method_and_ask_for_one():
+    d = parse_design("proximate:1,wachter:1,ebr:1,ebr_generated:1,gs:1,random:1")
+    assert [p.method for p in d.parts] == [None, "wachter", None, "ebr", "gs", None]
+    assert d.methods == ["wachter", "ebr", "gs"]
+    with pytest.raises(
+        DesignError, match=r"'wachter' generates one counterfactual per profile; use wachter:1"
+    ):
+        parse_design("sparsest:1,wachter:2")
 
 
 def test_the_table_cannot_be_extended_at_run_time():
@@ -86,16 +113,11 @@ def test_distances_of_the_plain_strategies():
     [
         (
             "proxmate:1",
-            "part 'proxmate:1': unknown strategy 'proxmate'; known: "
-            "diverse, ebr, ibr, lowest_cost, proximate, random, sparsest",
+            "part 'proxmate:1': unknown strategy 'proxmate'; known: causal, cchvae, cruds, "
+            "diverse, ebr, ebr_generated, gs, ibr, ibr_generated, lowest_cost, proximate, "
+            "random, sparsest, wachter",
         ),
-        (
-            "sparsest:1,wachter:1",
-            "part 'wachter:1': 'wachter' is a recourse method, which a study design cannot "
-            "use yet; design strategies: diverse, ebr, ibr, lowest_cost, proximate, random, "
-            "sparsest",
-        ),
-        ("cchvae@l2:2", "part 'cchvae@l2:2': 'cchvae' is a recourse method"),
+        ("cchvae@l2:1", "part 'cchvae@l2:1': 'cchvae' takes no @distance"),
         ("ebr@l2:1", "part 'ebr@l2:1': 'ebr' takes no @distance (only diverse, lowest_cost do)"),
     ],
 )

@@ -2,6 +2,9 @@
 
 The study is made by `carloan.carloan_study_create`, the function the console and the API
 use too, so the demo is the same study a researcher gets from the "Add study" page.
+`--design comparison` makes the method-comparison demo instead (`studies.comparison`:
+recourse methods beside pool picks, decided by a model trained on the items); `all-methods`
+shows all seven methods; any other value is taken as a design string for that study.
 
 Idempotent: a second run changes nothing and prints the same link and login. The admin
 password is generated on first run and kept in var/admin-password (mode 600).
@@ -18,15 +21,31 @@ from django.db import transaction
 
 from studyapp.management.base import StudyCommand
 from studyapp.models import STUDY_LANGUAGES, Study
-from studyapp.studies import carloan, services
+from studyapp.studies import carloan, comparison, services
 from studyapp.studies.errors import StudyError
+
+#: named designs (None: the reference study as the paper ran it)
+DESIGNS: dict[str, str | None] = {
+    "reference": None,
+    "comparison": comparison.COMPARISON_DESIGN,
+    "all-methods": comparison.ALL_METHODS_DESIGN,
+}
 
 
 class Command(StudyCommand):
     help = "Create the demo car-loan study (idempotent) and an admin user; print link and login."
 
     def add_arguments(self, parser: Any) -> None:
-        parser.add_argument("--slug", default="carloan")
+        parser.add_argument(
+            "--slug", default=None, help="default: carloan (reference) or comparison (otherwise)"
+        )
+        parser.add_argument(
+            "--design",
+            default="reference",
+            help="reference (the paper's study), comparison (pool picks and methods: "
+            f"{comparison.COMPARISON_DESIGN}), all-methods ({comparison.ALL_METHODS_DESIGN}), "
+            "or a design string for a comparison study",
+        )
         parser.add_argument("--pool-size", type=int, default=3683)
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
@@ -44,18 +63,13 @@ class Command(StudyCommand):
         languages = [code for code, _ in STUDY_LANGUAGES]
         if opts["language"] not in languages:
             self.fail(f"--language must be one of {', '.join(languages)}, got {opts['language']!r}")
-        slug = opts["slug"]
+        design = DESIGNS.get(opts["design"], opts["design"])
+        slug = opts["slug"] or ("carloan" if design is None else "comparison")
         study = Study.objects.filter(slug=slug).first()
         if study is None:
             try:
                 with transaction.atomic():
-                    study = carloan.carloan_study_create(
-                        slug=slug,
-                        title="Car loan study (reference, synthetic pool)",
-                        language=opts["language"],
-                        pool_size=opts["pool_size"],
-                        settings={"seed": opts["seed"]},
-                    )
+                    study = self._create(slug, design, opts)
                     services.study_set_state(study=study, state=Study.State.LIVE)
             except StudyError as exc:
                 self.fail(str(exc))
@@ -68,6 +82,23 @@ class Command(StudyCommand):
         self.stdout.write(f"Participant link: {base}/s/{slug}/")
         if not opts["no_admin"]:
             self._admin(opts["admin_user"], base)
+
+    def _create(self, slug: str, design: str | None, opts: dict[str, Any]) -> Study:
+        if design is None:
+            return carloan.carloan_study_create(
+                slug=slug,
+                title="Car loan study (reference, synthetic pool)",
+                language=opts["language"],
+                pool_size=opts["pool_size"],
+                settings={"seed": opts["seed"]},
+            )
+        return comparison.comparison_study_create(
+            slug=slug,
+            design=design,
+            language=opts["language"],
+            pool_size=opts["pool_size"],
+            seed=opts["seed"],
+        )
 
     def _admin(self, username: str, base: str) -> None:
         User = get_user_model()

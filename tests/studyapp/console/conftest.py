@@ -63,6 +63,8 @@ def change_data(study: Study, **overrides: Any) -> dict[str, Any]:
         "design": study.design,
         "seed": str(study.seed),
         "decision_model": study.decision_model,
+        "method_params": json.dumps(study.method_params),
+        "method_fallback": study.method_fallback,
         "outcome_codes": json.dumps(study.outcome_codes),
         "panel_param": study.panel_param,
         "assignment_timeout_minutes": str(study.assignment_timeout_minutes),

@@ -158,8 +158,18 @@ def test_recourse_columns_say_where_a_recourse_comes_from_and_how_it_ranks(
 
     cb = pd.read_csv(_write(every_state, tmp_path, full=False) / contract.CODEBOOK, dtype=str)
     ev = cb[cb["file"] == "evaluations.csv"].set_index("column")
-    assert list(ev.index[-4:]) == ["origin", "method", "sparsity_rank", "proximity_rank"]
+    assert list(ev.index[-7:]) == [
+        "origin",
+        "method",
+        "sparsity_rank",
+        "proximity_rank",
+        "method_params",
+        "fit_version",
+        "fallback",
+    ]
     assert ev.loc["origin", "allowed"] == "pool; generated"
+    assert ev.loc["method_params", "allowed"] == "JSON object"
+    assert "what is shown instead" in ev.loc["fallback", "description"]
     assert ev.loc[["sparsity_rank", "proximity_rank"], "type"].tolist() == ["integer"] * 2
     # the codebook says which recourse is both the sparsest and the most proximate
     both = "both ranks 1 is the sparsest and the most proximate"

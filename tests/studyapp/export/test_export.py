@@ -25,7 +25,15 @@ DESIGN_COLUMNS = [  # DESIGN.md § Export, in order
     "acceptance_why", "action_why", "seconds_on_page", "submitted_at",
 ]  # fmt: skip
 #: after the x_<item> and cf_<item> families, as DESIGN.md lists them (fit_version to come)
-DESIGN_TAIL = ["origin", "method", "sparsity_rank", "proximity_rank"]
+DESIGN_TAIL = [
+    "origin",
+    "method",
+    "sparsity_rank",
+    "proximity_rank",
+    "method_params",
+    "fit_version",
+    "fallback",
+]
 
 
 @pytest.fixture
@@ -75,6 +83,8 @@ def test_evaluations_csv_matches_design_and_database(finished: Any, tmp_path: Pa
         assert row["proximity"] == pytest.approx(r.proximity)
         assert (row["origin"], row["method"]) == (r.origin, r.method) == ("pool", "pool_search")
         assert (row["sparsity_rank"], row["proximity_rank"]) == (r.sparsity_rank, r.proximity_rank)
+        # pool picks: no method parameters, no fit, no fallback
+        assert (row["method_params"], row["fit_version"], row["fallback"]) == ("{}", "", "")
         assert row["sparsity_rank"] >= 1 and row["proximity_rank"] >= 1
         assert row["changed"] == ";".join(r.changed)
         assert row["impossible"] == ";".join(e.impossible)

@@ -72,8 +72,8 @@ def test_fits_run_stores_fits_that_the_worker_reuses(eager: None) -> None:
     # a second run does not fit again
     assert method_fitting.fits_run(study_id=study.pk) == {"ebr": "done", "ibr": "done"}
     assert stored_fits.fits_version(study) == (
-        f"ebr:{fit_format('ebr')}",
-        f"ibr:{fit_format('ibr')}",
+        f"ebr:{fit_format('ebr')}#{rows['ebr'].pk}",
+        f"ibr:{fit_format('ibr')}#{rows['ibr'].pk}",
     )
 
 
@@ -219,7 +219,7 @@ def test_a_fit_in_an_older_format_is_never_loaded_and_is_fitted_anew() -> None:
     assert method_fitting.fits_run(study_id=study.pk) == {"ebr": "done"}
     old.refresh_from_db()
     assert old.state == FittedMethod.State.DONE and old.fit_format == ""  # left as it was
-    assert stored_fits.fits_version(study) == (f"ebr:{fit_format('ebr')}",)
+    assert stored_fits.fits_version(study) == (f"ebr:{fit_format('ebr')}#{row.pk}",)
     assert _select(study) == lazy
 
 

@@ -1,0 +1,80 @@
+"""The demo method-comparison study: the car-loan study with recourse methods beside pool picks.
+
+A generated profile has no income, so the reference study's income rule cannot judge it; the
+comparison study therefore decides with a logistic regression trained on the profile items of
+its own pool (label: income in the pool's top half), stored as the study's uploaded model
+exactly as a researcher would upload theirs. Causal recourse needs a structural model: the
+demo states a small one (position depends on education and service years, management career
+on position) rather than assuming the items independent.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from recourse_engine import save_model
+from recourse_engine.decision import train_sklearn_model
+from studyapp.generation import engine
+from studyapp.models import Study
+from studyapp.studies import carloan, updates
+
+#: the demo's design: one pool pick and three methods beside a random pool profile
+COMPARISON_DESIGN = "proximate:1,wachter:1,gs:1,ebr_generated:1,random:1"
+#: every recourse method of the engine, for a study that compares all seven
+ALL_METHODS_DESIGN = (
+    "proximate:1,wachter:1,gs:1,cchvae:1,cruds:1,causal:1,ebr_generated:1,ibr_generated:1"
+)
+#: settings of the methods that need more than their defaults
+METHOD_PARAMS: dict[str, dict[str, Any]] = {
+    "causal": {
+        "scm": {
+            "position": {"education": 0.3, "service_years": 0.3},
+            "management_career": {"position": 0.5},
+        }
+    },
+    "ebr": {"group": "gender"},
+    "ibr": {"group": "gender"},
+}
+
+
+def items_model_blob(study: Study) -> bytes:
+    """A logistic regression on the profile items (label: income in the pool's top half),
+    saved as a model file of the study's schema."""
+    schema = engine.schema_of(study.schema)
+    pool = engine.pool_of(study.pool_csv, schema)
+    if pool.income is None:
+        raise ValueError("the pool has no income column to label approvals with")
+    pool.extra["approved"] = (pool.income >= np.median(pool.income)).astype(int)
+    model = train_sklearn_model(schema, pool, "approved", seed=int(study.seed))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = save_model(model, Path(tmp) / "model.joblib")
+        return path.read_bytes()
+
+
+def comparison_study_create(
+    *,
+    slug: str,
+    title: str = "Car loan study: recourse methods compared (synthetic pool)",
+    design: str = COMPARISON_DESIGN,
+    language: str = "en",
+    pool_size: int = 3683,
+    seed: int = 0,
+    owner: Any = None,
+) -> Study:
+    """A draft car-loan study deciding with a model trained on its items, with `design`."""
+    study = carloan.carloan_study_create(
+        slug=slug,
+        title=title,
+        language=language,
+        owner=owner,
+        pool_size=pool_size,
+        settings={"seed": seed},
+    )
+    updates.study_set_decision_model(study=study, name="uploaded", blob=items_model_blob(study))
+    return updates.study_update(
+        study=study, changes={"design": design, "method_params": METHOD_PARAMS}
+    )
