@@ -6,7 +6,12 @@ import argparse
 import importlib
 import sys
 
-COMMAND_MODULES = ("analysis.cli_gamm", "analysis.cli_segregation", "analysis.cli_experiment")
+COMMAND_MODULES = (
+    "analysis.cli_gamm",
+    "analysis.cli_segregation",
+    "analysis.cli_experiment",
+    "analysis.cli_study",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,0 +1,124 @@
+"""`python -m analysis methods`: the method-comparison report of a study export.
+
+Every argument and the export are checked, and every model is fitted, before the first file
+is written; bad input ends the command with exit status 2, one `error:` line and no files.
+
+The command is named `methods` because `study` is already the seed study's report (Table S2
+and Figure 3, `analysis.cli_gamm`); `COMMAND` is the one place that names it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from analysis.cli_common import CliError, fail
+
+COMMAND = "methods"
+
+
+def register(subparsers: Any) -> None:
+    from analysis.study_selection import DISTANCES, MIN_PER_LEVEL
+
+    s = subparsers.add_parser(
+        COMMAND,
+        help="method-comparison report of a study export: contrasts with 95%% intervals, "
+        "smooths by method with bands, kept/dropped evaluations, does the distance effect "
+        "differ by method",
+        description="For acceptance and action: y ~ FACTOR + s(DISTANCE) + s(participant, "
+        "bs='re') for the contrasts, y ~ FACTOR + s(DISTANCE, by=FACTOR) + s(participant, "
+        "bs='re') for the smooths, and the ML fits of both compared by mgcv's "
+        "likelihood-ratio test.",
+    )
+    s.add_argument(
+        "--export", required=True, type=Path, help="study export: a folder or the console's ZIP"
+    )
+    s.add_argument("--out", required=True, type=Path, help="report folder (created if missing)")
+    s.add_argument("--json", type=Path, help="also write the machine-readable summary here")
+    s.add_argument(
+        "--factor",
+        default="strategy",
+        help="evaluations column whose levels are compared (default strategy; e.g. method, origin)",
+    )
+    s.add_argument(
+        "--reference", help="level the contrasts are taken against (default: the first sorted)"
+    )
+    s.add_argument(
+        "--distance",
+        choices=DISTANCES,
+        default="proximity",
+        help="the smooths' covariate (default proximity: continuous, where sparsity has few "
+        "values per method)",
+    )
+    s.add_argument(
+        "--k", type=int, default=10, help="basis dimension, lowered to fit every level (10)"
+    )
+    s.add_argument(
+        "--min-per-level",
+        type=int,
+        default=MIN_PER_LEVEL,
+        help=f"levels with fewer kept evaluations are dropped ({MIN_PER_LEVEL})",
+    )
+    s.set_defaults(func=run_methods)
+
+
+def _check_paths(args: argparse.Namespace) -> None:
+    out: Path = args.out
+    if out.exists() and not out.is_dir():
+        raise CliError(f"{out}: exists and is not a folder")
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise CliError(f"{out}: folder {parent} does not exist")
+    if args.json is not None:
+        if args.json.is_dir():
+            raise CliError(f"{args.json}: is a folder, expected a file name")
+        jparent = args.json.parent if str(args.json.parent) else Path(".")
+        if not jparent.is_dir():
+            raise CliError(f"{args.json}: folder {jparent} does not exist")
+
+
+def run_methods(args: argparse.Namespace) -> int:
+    from analysis.export import ExportError
+    from analysis.gamm import GammInputError
+    from analysis.study_figures import render_report, terminal_table, write_report
+    from analysis.study_report import build_report
+    from analysis.study_selection import StudyReportError, load_study_export
+
+    try:
+        if args.k < 3:
+            raise CliError(f"--k must be at least 3, got {args.k}")
+        if args.min_per_level < 1:
+            raise CliError(f"--min-per-level must be at least 1, got {args.min_per_level}")
+        _check_paths(args)
+        export = load_study_export(args.export)
+        report = build_report(
+            export,
+            str(args.export),
+            args.factor,
+            args.distance,
+            args.reference,
+            min_per_level=args.min_per_level,
+            k=args.k,
+        )
+        files = render_report(report)
+    except (CliError, StudyReportError) as exc:
+        return fail(str(exc))
+    except ExportError as exc:
+        text = str(exc)
+        return fail(text if text.startswith(str(args.export)) else f"{args.export}: {text}")
+    except GammInputError as exc:
+        return fail(f"{args.export}: {str(exc).splitlines()[0]}")
+    except np.linalg.LinAlgError as exc:
+        return fail(f"{args.export}: a model is numerically singular for these data ({exc})")
+    written = write_report(files, args.out)
+    if args.json is not None:
+        args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+        written.append(args.json)
+    print(terminal_table(report))
+    print()
+    print("wrote " + ", ".join(str(p) for p in written))
+    return 0
