@@ -171,7 +171,8 @@ def study_monitor(study: Study) -> dict[str, Any]:
 
 
 def balanced_fits(study: Study) -> list[dict[str, Any]]:
-    """Progress of the EBR/IBR pool models fitted for the study's current pool."""
+    """Progress of the models fitted on the study's current pool (EBR/IBR pool fits and the
+    design's recourse methods)."""
     rows = stored_fits.current_rows(study)
     return [
         {

@@ -4,7 +4,8 @@ The study is made by `carloan.carloan_study_create`, the function the console an
 use too, so the demo is the same study a researcher gets from the "Add study" page.
 `--design comparison` makes the method-comparison demo instead (`studies.comparison`:
 recourse methods beside pool picks, decided by a model trained on the items); `all-methods`
-shows all seven methods; any other value is taken as a design string for that study.
+shows all seven methods; any other value is taken as a design string for that study. The
+methods of a comparison study are fitted by the command itself, before it returns.
 
 Idempotent: a second run changes nothing and prints the same link and login. The admin
 password is generated on first run and kept in var/admin-password (mode 600).
@@ -76,6 +77,8 @@ class Command(StudyCommand):
             self.stdout.write(
                 f"created study {slug}: {study.pool_rows} pool profiles, {study.design}"
             )
+            if design is not None:
+                self._fit(study)
         else:
             self.stdout.write(f"study {slug} exists ({study.state}); left unchanged")
         base = opts["base_url"].rstrip("/")
@@ -99,6 +102,16 @@ class Command(StudyCommand):
             pool_size=opts["pool_size"],
             seed=opts["seed"],
         )
+
+    def _fit(self, study: Study) -> None:
+        """Fit the study's methods here and now (a worker that also got the task finds them
+        claimed), so the demo shows generated recourses without waiting for a worker."""
+        from studyapp.generation import method_fitting
+
+        for row, state in method_fitting.fits_run(study_id=study.pk).items():
+            fitted = study.fitted_methods.get(strategy=row, pool_hash=study.pool_hash)
+            took = f" in {fitted.seconds:.1f} s" if fitted.seconds is not None else ""
+            self.stdout.write(f"  {row}: {state}{took} {fitted.message}")
 
     def _admin(self, username: str, base: str) -> None:
         User = get_user_model()
