@@ -6,7 +6,8 @@ SQLAlchemy transport, see broker.py), served by a real worker process. ``DATABAS
 
 Variables: DJANGO_SECRET_KEY, DJANGO_DEBUG, DJANGO_ALLOWED_HOSTS, DJANGO_CSRF_TRUSTED_ORIGINS,
 DATABASE_URL, CELERY_BROKER_URL, STUDYAPP_VAR_DIR, STUDYAPP_QUEUE, STUDYAPP_TASK_TIME_LIMIT,
-STUDYAPP_TASKS_EAGER, STUDYAPP_STATIC_ROOT.
+STUDYAPP_TASKS_EAGER, STUDYAPP_STATIC_ROOT, STUDYAPP_SWEEP_AFTER_S, STUDYAPP_SWEEP_EVERY_S,
+STUDYAPP_FIT_WAIT_S.
 """
 
 from __future__ import annotations
@@ -185,6 +186,16 @@ CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_SERIALIZER = "json"
 CELERY_TASK_ALWAYS_EAGER = env_bool("STUDYAPP_TASKS_EAGER", False)
 CELERY_TASK_EAGER_PROPAGATES = True
+# The sweeper (studyapp/generation/sweeper.py) queues again the recourse task of anyone
+# waiting with no sign of it for STUDYAPP_SWEEP_AFTER_S; beat runs it every ..._EVERY_S.
+STUDYAPP_SWEEP_AFTER_S = float(os.environ.get("STUDYAPP_SWEEP_AFTER_S", "45"))
+STUDYAPP_SWEEP_EVERY_S = float(os.environ.get("STUDYAPP_SWEEP_EVERY_S", "15"))
+# How long a participant's recourses wait for a recourse method's fit before the fallback.
+STUDYAPP_FIT_WAIT_S = float(os.environ.get("STUDYAPP_FIT_WAIT_S", "600"))
+CELERY_BEAT_SCHEDULE = {
+    "sweep-waiting": {"task": "studyapp.tasks.sweep_waiting", "schedule": STUDYAPP_SWEEP_EVERY_S}
+}
+CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 if CELERY_BROKER_URL.startswith("redis"):
     # acks_late: an unacknowledged task is re-delivered after this many seconds.
     CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * CELERY_TASK_TIME_LIMIT}

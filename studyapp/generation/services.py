@@ -100,6 +100,8 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
         if pending and may_wait:
             waited = (timezone.now() - p.generation_started_at).total_seconds()
             if waited < fit_wait_s():
+                # a sign of life for the sweeper: this task is alive and will look again
+                Participant.objects.filter(pk=p.pk).update(generation_queued_at=timezone.now())
                 raise FitPending(", ".join(pending))
         selection = index.select(
             values,

@@ -59,3 +59,11 @@ def fit_balanced_methods(study_id: int) -> dict[str, str]:
     from studyapp.generation import method_fitting
 
     return method_fitting.fits_run(study_id=study_id)
+
+
+@shared_task(name="studyapp.tasks.sweep_waiting", ignore_result=True)
+def sweep_waiting() -> int:
+    """Queue again the recourse task of every participant whose task went quiet (beat)."""
+    from studyapp.generation import sweeper
+
+    return len(sweeper.sweep())

@@ -220,7 +220,7 @@ def profile_submit(
 ) -> Participant:
     """Store the profile, record the model's decision and queue recourse generation (or end
     with the failed-attention outcome when the study's END rule applies)."""
-    from studyapp.generation.tasks import generate_recourses
+    from studyapp.generation.queueing import queue_generation
 
     schema = engine.schema_of(participant.study.schema)
     missing = [it.label for it in schema.items if it.key not in values]
@@ -264,7 +264,7 @@ def profile_submit(
                 if r
             )[:300]
         p.save()
-        transaction.on_commit(partial(generate_recourses.delay, p.pk))
+        transaction.on_commit(partial(queue_generation, p.pk))  # never raises: see sweeper
     return p
 
 
