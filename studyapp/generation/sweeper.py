@@ -1,7 +1,7 @@
 """The periodic sweeper: every participant waiting for recourses gets them, whatever failed.
 
 A participant's recourse task can be lost: the broker was down when it was queued
-(`queueing`), the worker died while running it (Redis re-delivers an unacknowledged task
+(`tasks.queue_generation`), the worker died while running it (Redis re-delivers an unacknowledged task
 only after its visibility timeout; the embedded broker never re-delivers a fetched one), or
 a message was dropped. The task is idempotent, so the sweeper simply queues it again for
 every participant still waiting whose last sign of life — queued, started, or a look at a
@@ -13,12 +13,12 @@ sweep every `STUDYAPP_SWEEP_EVERY_S` (`scripts/run` and the compose worker start
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Callable
 
 from django.conf import settings
 from django.db.models import Q
 from django.utils import timezone
 
-from studyapp.generation.queueing import queue_generation
 from studyapp.models import Participant
 
 S = Participant.State
@@ -40,13 +40,14 @@ def stuck(now: dt.datetime | None = None) -> list[int]:
     return list(rows.values_list("pk", flat=True)[:1000])
 
 
-def sweep(now: dt.datetime | None = None) -> list[int]:
-    """Queue the recourse task again for every stuck participant; returns those queued."""
+def sweep(send: Callable[[int], bool], now: dt.datetime | None = None) -> list[int]:
+    """Queue the recourse task again (`send`, the task's safe queueing) for every stuck
+    participant; returns those queued."""
     now = now or timezone.now()
     queued = []
     for pk in stuck(now):
         # a fresh sign of life first, so the next sweep leaves this one alone for a while
         Participant.objects.filter(pk=pk).update(generation_queued_at=now)
-        if queue_generation(pk):
+        if send(pk):
             queued.append(pk)
     return queued

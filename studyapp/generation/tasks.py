@@ -1,5 +1,11 @@
 """Celery tasks: thin wrappers that call services (queued with transaction.on_commit).
 
+`queue_generation` is how a participant's task is sent: it never raises to the participant.
+When the broker is down at that moment, `delay` raises (Redis: a connection error; the
+embedded broker: a database error); the error is logged, the participant stays "queued",
+and the sweeper (`sweep_waiting`, run by beat) queues the task again once the broker is
+back, since the task is idempotent.
+
 `generate_recourses` is acknowledged late (a worker that dies mid-task gets it re-delivered)
 and idempotent (the service stores recourses once), retries transient database errors, and
 looks again every few seconds while a method's fit that it needs is still running.
@@ -7,11 +13,15 @@ looks again every few seconds while a method's fit that it needs is still runnin
 
 from __future__ import annotations
 
+import logging
+
 from celery import shared_task
 from celery.exceptions import SoftTimeLimitExceeded
 from django.db import InterfaceError, OperationalError
 
 from studyapp.generation import services
+
+log = logging.getLogger(__name__)
 
 #: seconds between looks at a method's fit that a participant waits for
 FIT_RETRY_S = 3
@@ -61,9 +71,21 @@ def fit_balanced_methods(study_id: int) -> dict[str, str]:
     return method_fitting.fits_run(study_id=study_id)
 
 
+def queue_generation(participant_id: int) -> bool:
+    """Send a participant's recourse task; False (logged) when the broker refused it."""
+    try:
+        generate_recourses.delay(participant_id)
+    except Exception as exc:  # noqa: BLE001 - any broker failure: the sweeper queues it again
+        log.warning(
+            "participant %s: the recourse task could not be queued (%s)", participant_id, exc
+        )
+        return False
+    return True
+
+
 @shared_task(name="studyapp.tasks.sweep_waiting", ignore_result=True)
 def sweep_waiting() -> int:
     """Queue again the recourse task of every participant whose task went quiet (beat)."""
     from studyapp.generation import sweeper
 
-    return len(sweeper.sweep())
+    return len(sweeper.sweep(send=queue_generation))

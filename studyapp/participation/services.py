@@ -220,7 +220,7 @@ def profile_submit(
 ) -> Participant:
     """Store the profile, record the model's decision and queue recourse generation (or end
     with the failed-attention outcome when the study's END rule applies)."""
-    from studyapp.generation.queueing import queue_generation
+    from studyapp.generation.tasks import queue_generation
 
     schema = engine.schema_of(participant.study.schema)
     missing = [it.label for it in schema.items if it.key not in values]

@@ -15,8 +15,8 @@ from django.test import Client
 from django.utils import timezone
 
 from studyapp.config.celery_app import app as celery_app
-from studyapp.generation import queueing, services, sweeper
-from studyapp.generation.tasks import generate_recourses, sweep_waiting
+from studyapp.generation import services, sweeper
+from studyapp.generation.tasks import generate_recourses, queue_generation, sweep_waiting
 from studyapp.models import Participant, Study
 from tests.studyapp.conftest import start
 
@@ -54,12 +54,12 @@ def test_only_quiet_waiting_participants_are_queued_again(study: Study, monkeypa
         generation=G.RUNNING, generation_queued_at=old, generation_started_at=old
     )
     Participant.objects.filter(pk=c.pk).update(generation_queued_at=now)  # just queued
-    assert sorted(sweeper.sweep(now)) == sorted([a.pk, b.pk]) == sorted(sent)
+    assert sorted(sweeper.sweep(queue_generation, now)) == sorted([a.pk, b.pk]) == sorted(sent)
     # the sweep is a sign of life: the next sweep, soon after, leaves them alone
-    assert sweeper.sweep(now + dt.timedelta(seconds=1)) == []
+    assert sweeper.sweep(queue_generation, now + dt.timedelta(seconds=1)) == []
     # ... until they are quiet again
     later = now + dt.timedelta(seconds=sweeper.sweep_after_s() + 1)
-    assert sorted(sweeper.sweep(later)) == sorted([a.pk, b.pk, c.pk])
+    assert sorted(sweeper.sweep(queue_generation, later)) == sorted([a.pk, b.pk, c.pk])
 
 
 def test_a_swept_participant_gets_recourses_once(study: Study, eager: None) -> None:
@@ -91,7 +91,7 @@ def test_queueing_with_the_broker_down_never_raises(study: Study, monkeypatch: A
     assert r.status_code == 302  # the participant goes on to the waiting page
     p = w.participant
     assert p.state == S.WAITING and p.profile.values  # the profile is kept
-    assert queueing.queue_generation(p.pk) is False
+    assert queue_generation(p.pk) is False
 
 
 def test_a_task_waiting_for_a_fit_shows_signs_of_life(study: Study, monkeypatch: Any) -> None:
