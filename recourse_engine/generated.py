@@ -57,6 +57,15 @@ class MethodSettings:
     group: str | None = None
     scm: dict[str, dict[str, float]] | None = None
 
+    def group_names(self) -> str | None:
+        """The protected group's pool column or item (two joined by a comma: their
+        intersection) for methods that take one; None for the others."""
+        if self.name in ("ebr", "ibr"):
+            return self.group or DEFAULT_GROUP
+        if "group" in {f.name for f in fields(method_class(self.name)) if f.init}:
+            return self.params.get("group") or DEFAULT_GROUP
+        return None
+
     def recorded(self) -> dict[str, Any]:
         """Every parameter the method runs with (defaults included), JSON-ready: what each
         generated recourse records."""
@@ -64,10 +73,10 @@ class MethodSettings:
         for f in fields(method_class(self.name)):
             if f.init and f.name not in _NOT_SETTINGS:
                 value = self.params.get(f.name, _default(f))
-                if isinstance(value, (*_JSON_SCALARS, list, tuple)):
+                if isinstance(value, (*_JSON_SCALARS, list, tuple, dict)):
                     out[f.name] = list(value) if isinstance(value, tuple) else value
-        if self.name in ("ebr", "ibr"):
-            out["group"] = self.group or DEFAULT_GROUP
+        if self.name in ("ebr", "ibr") or "group" in out:
+            out["group"] = self.group_names()
         if self.scm is not None:
             out["scm"] = self.scm
         return out
@@ -121,6 +130,21 @@ def _scm(name: str, value: Any, schema: FeatureSchema | None) -> dict[str, dict[
     return out
 
 
+def _check_value(name: str, key: str, value: Any, annotation: str) -> None:
+    """A JSON value of the kind the parameter's annotation asks for: an object only for a
+    mapping, a list only for a sequence, numbers or text inside them."""
+    if isinstance(value, Mapping):
+        ok = "dict" in annotation or "Mapping" in annotation
+        items = list(value.values())
+    elif isinstance(value, list):
+        ok = any(t in annotation for t in ("tuple", "list", "Sequence"))
+        items = value
+    else:
+        ok, items = True, [value]
+    if not ok or not all(isinstance(v, _JSON_SCALARS) for v in items):
+        raise _error(f"{name}: parameter {key!r} must be a number or text, not {value!r}")
+
+
 def method_settings(
     name: str, raw: Mapping[str, Any] | None = None, schema: FeatureSchema | None = None
 ) -> MethodSettings:
@@ -135,17 +159,18 @@ def method_settings(
     if group is not None and (not isinstance(group, str) or not group.strip()):
         raise _error(f"{name}: 'group' must name a pool column or profile item")
     scm = _scm(name, params.pop("scm", None), schema) if "scm" in special else None
-    known = sorted(f.name for f in fields(cls) if f.init and f.name not in _NOT_SETTINGS)
+    types = {f.name: str(f.type) for f in fields(cls) if f.init and f.name not in _NOT_SETTINGS}
+    known = sorted(types)
     for key, value in params.items():
         if key not in known:
             raise _error(f"{name}: unknown parameter {key!r}; known: {', '.join(known)}")
-        items = value if isinstance(value, list) else [value]
-        if not all(isinstance(v, _JSON_SCALARS) for v in items):
-            raise _error(f"{name}: parameter {key!r} must be a number, text or a list")
+        _check_value(name, key, value, types[key])
     if schema is not None and name == "causal" and "intervenable" in params:
         for key in params["intervenable"] or []:
             if key not in schema.keys:
                 raise _error(f"{name}: intervenable {key!r} is not a profile item")
+    if "group" in known and not params.get("group"):
+        params["group"] = DEFAULT_GROUP  # a group-fair method needs one; the study's default
     settings = MethodSettings(name, params, group, scm)
     method = method_build(settings)
     check = getattr(method, "_check", None)
@@ -202,17 +227,24 @@ class PoolData:
     y: np.ndarray
     group: np.ndarray
     sensitive: str = ""
+    extra: Any = None
 
 
 def pool_data(
     settings: MethodSettings, schema: FeatureSchema, pool: Pool, model: DecisionModel
 ) -> PoolData:
-    """The pool as training data; for EBR and IBR only the rows in one of the two groups."""
+    """The pool as training data; for EBR and IBR only the rows in one of the two groups.
+    A method that names its group (fair_rl) reads it from the pool's columns or items, which
+    must exist."""
     from .methods.base import pool_groups
 
     codes = pool.codes
     group = np.zeros(len(pool), dtype=int)
     sensitive = ""
+    names = settings.group_names()
+    if names is not None and settings.name not in ("ebr", "ibr"):
+        for column in names.split(","):
+            pool_groups(pool, None, column.strip(), settings.name, schema)  # refuses a missing one
     if settings.name in ("ebr", "ibr"):
         column = settings.group or DEFAULT_GROUP
         group, item = pool_groups(pool, None, column, settings.name, schema)
@@ -220,7 +252,10 @@ def pool_data(
         codes, group = codes[keep], group[keep]
         sensitive = item or ""
     y = np.asarray(model.approves(codes), dtype=int)
-    return PoolData(f"{settings.name} pool", schema, codes, y, group, sensitive)
+    extra = pool.extra.reset_index(drop=True)
+    if len(codes) != len(extra):  # EBR / IBR: the rows kept above
+        extra = extra[keep].reset_index(drop=True)
+    return PoolData(f"{settings.name} pool", schema, codes, y, group, sensitive, extra)
 
 
 def fit_on_pool(

@@ -188,6 +188,12 @@ def _causal() -> type[RecourseMethod]:
     return CausalRecourse
 
 
+def _fair_rl() -> type[RecourseMethod]:
+    from .methods.fair_rl import FairRL
+
+    return FairRL
+
+
 # ---------------------------------------------------------------------------------------
 # the table
 
@@ -268,6 +274,13 @@ _ALL = (
         "causal recourse (Karimi et al., 2020b): least interventions in an additive SCM",
         load_method=_causal,
         generates="causal",
+    ),
+    Strategy(
+        "fair_rl",
+        "Fair recourse for all (arXiv 2601.20449): a Soft Actor-Critic policy whose reward adds "
+        "individual, group or hybrid (EE-ECR) fairness terms",
+        load_method=_fair_rl,
+        generates="fair_rl",
     ),
 )
 

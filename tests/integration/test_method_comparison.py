@@ -1,5 +1,5 @@
-"""PostgreSQL + Redis + a real Celery worker: a study whose design names all seven recourse
-methods. Bots walk the pages over HTTP, the worker generates with the stored fits, and the
+"""PostgreSQL + Redis + a real Celery worker: a study whose design names every recourse
+method (the seven of the literature and fair_rl). Bots walk the pages over HTTP, the worker generates with the stored fits, and the
 export shows each method's recourses decodable, admissible, approved, with origin, method,
 fit version and ranks."""
 
@@ -26,7 +26,7 @@ DUMP_MODEL = (
 )
 
 
-def test_each_of_the_seven_methods_supplies_recourses_with_a_real_worker(tmp_path: Path) -> None:
+def test_each_recourse_method_supplies_recourses_with_a_real_worker(tmp_path: Path) -> None:
     pg, rd = require_postgres(), require_redis()
     with postgres_redis_env(tmp_path, pg, rd) as env:
         manage(env, "migrate", "--noinput", "-v0")

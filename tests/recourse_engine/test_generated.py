@@ -33,6 +33,7 @@ SETTINGS = {
     "ibr": FAST,
     "ebr": {"group": "gender"},
     "causal": {"scm": {"position": {"education": 0.3}}},
+    "fair_rl": {"steps": 60, "warmup": 10, "n_envs": 8, "batch": 32, "group": "gender"},
 }
 
 
@@ -183,7 +184,9 @@ def test_a_design_without_its_method_is_refused(setup):
             {"lamda": 0.1},
             "wachter: unknown parameter 'lamda'; known: check_every, lam, lr",
         ),
-        ("wachter", {"lam": {"a": 1}}, "wachter: parameter 'lam' must be a number"),
+        ("wachter", {"lam": {"a": 1}}, "wachter: parameter 'lam' must be a number or text"),
+        ("wachter", {"lam": [1]}, "wachter: parameter 'lam' must be a number or text"),
+        ("fair_rl", {"weights": {"validity": [1]}}, "fair_rl: parameter 'weights' must be"),
         ("wachter", [1], "wachter: settings must be an object"),
         ("causal", {}, "causal: needs a structural causal model"),
         ("causal", {"scm": {"position": {"shoe_size": 1}}}, "causal: scm names 'shoe_size'"),
@@ -255,8 +258,14 @@ def test_every_method_fits_on_a_pool_and_round_trips_through_storage(setup):
         load_method("gs", pickle.dumps({}), SCHEMA)
 
 
-def test_ebr_and_ibr_need_their_group_in_the_pool(setup):
+@pytest.mark.parametrize("name", ["ebr", "ibr", "fair_rl"])
+def test_group_fair_methods_need_their_group_in_the_pool(setup, name):
     pool, model, _, _ = setup
-    settings = method_settings("ebr", {"group": "no_such_column"}, SCHEMA)
+    settings = method_settings(name, {"group": "no_such_column"}, SCHEMA)
     with pytest.raises(MethodError, match="pool has no group column 'no_such_column'"):
         fit_on_pool(settings, SCHEMA, pool, model)
+
+
+def test_a_group_fair_method_takes_the_studys_default_group():
+    assert method_settings("fair_rl").recorded()["group"] == "gender"
+    assert method_settings("fair_rl", {"group": "gender,age"}).recorded()["group"] == "gender,age"

@@ -23,7 +23,7 @@ from recourse_engine import (
 )
 
 POOL_STRATEGIES = ["diverse", "ebr", "ibr", "lowest_cost", "proximate", "random", "sparsest"]
-METHOD_NAMES = ["wachter", "gs", "ebr", "ibr", "cchvae", "cruds", "causal"]
+METHOD_NAMES = ["wachter", "gs", "ebr", "ibr", "cchvae", "cruds", "causal", "fair_rl"]
 # every method generates; EBR and IBR under their own names pick from the pool
 GENERATING = {
     "wachter": "wachter",
@@ -31,6 +31,7 @@ GENERATING = {
     "cchvae": "cchvae",
     "cruds": "cruds",
     "causal": "causal",
+    "fair_rl": "fair_rl",
     "ebr_generated": "ebr",
     "ibr_generated": "ibr",
 }
@@ -70,6 +71,7 @@ def test_the_table_cannot_be_extended_at_run_time():
 def test_methods_come_from_the_table():
     from recourse_engine.methods import CCHVAE, CRUDS, EBR, IBR, METHODS, get_method
     from recourse_engine.methods.causal import CausalRecourse
+    from recourse_engine.methods.fair_rl import FairRL
     from recourse_engine.methods.growing_spheres import GrowingSpheres
     from recourse_engine.methods.wachter import Wachter
 
@@ -81,6 +83,7 @@ def test_methods_come_from_the_table():
         "cchvae": CCHVAE,
         "cruds": CRUDS,
         "causal": CausalRecourse,
+        "fair_rl": FairRL,
     }
     assert dict(METHODS) == expected
     assert list(METHODS) == METHOD_NAMES
@@ -114,8 +117,8 @@ def test_distances_of_the_plain_strategies():
         (
             "proxmate:1",
             "part 'proxmate:1': unknown strategy 'proxmate'; known: causal, cchvae, cruds, "
-            "diverse, ebr, ebr_generated, gs, ibr, ibr_generated, lowest_cost, proximate, "
-            "random, sparsest, wachter",
+            "diverse, ebr, ebr_generated, fair_rl, gs, ibr, ibr_generated, lowest_cost, "
+            "proximate, random, sparsest, wachter",
         ),
         ("cchvae@l2:1", "part 'cchvae@l2:1': 'cchvae' takes no @distance"),
         ("ebr@l2:1", "part 'ebr@l2:1': 'ebr' takes no @distance (only diverse, lowest_cost do)"),

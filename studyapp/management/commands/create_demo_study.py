@@ -4,7 +4,7 @@ The study is made by `carloan.carloan_study_create`, the function the console an
 use too, so the demo is the same study a researcher gets from the "Add study" page.
 `--design comparison` makes the method-comparison demo instead (`studies.comparison`:
 recourse methods beside pool picks, decided by a model trained on the items); `all-methods`
-shows all seven methods; any other value is taken as a design string for that study. The
+shows every method; any other value is taken as a design string for that study. The
 methods of a comparison study are fitted by the command itself, before it returns.
 
 Idempotent: a second run changes nothing and prints the same link and login. The admin

@@ -1,0 +1,202 @@
+"""Faults during a study, on PostgreSQL + a Redis and a Celery worker of the test's own (never
+the shared ones): the broker stopped while participants submit their profiles, and the
+worker killed while it holds a participant's task. Each ends with every participant
+complete and the export holding their evaluations."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from tests.integration.stack import ROOT, VENV_BIN, free_port, manage, postgres_redis_env
+from tests.services import require_executable, require_postgres
+
+pytestmark = [pytest.mark.integration, pytest.mark.slow]
+
+#: the sweeper looks every second and re-queues after 4 quiet seconds (45 / 15 s by default)
+FAST_SWEEP = {"STUDYAPP_SWEEP_AFTER_S": "4", "STUDYAPP_SWEEP_EVERY_S": "1"}
+
+
+@contextmanager
+def own_redis() -> Iterator[dict[str, object]]:
+    """A redis-server on a free port, restartable by the test."""
+    exe = require_executable("redis-server", "apt install redis-server")
+    port = free_port()
+    state: dict[str, object] = {"port": port}
+
+    def start() -> None:
+        state["proc"] = subprocess.Popen(
+            [exe, "--port", str(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        _wait(lambda: _ping(port), "redis", 20)
+
+    def stop() -> None:
+        proc = state["proc"]
+        proc.terminate()  # type: ignore[attr-defined]
+        proc.wait(10)  # type: ignore[attr-defined]
+
+    state["start"], state["stop"] = start, stop
+    start()
+    try:
+        yield state
+    finally:
+        proc = state["proc"]
+        if proc.poll() is None:  # type: ignore[attr-defined]
+            stop()
+
+
+def _ping(port: int) -> bool:
+    import redis
+
+    try:
+        return bool(redis.Redis(port=port, socket_timeout=0.5).ping())
+    except redis.RedisError:
+        return False
+
+
+def _wait(predicate, what: str, timeout: float) -> None:  # noqa: ANN001
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.2)
+    raise RuntimeError(f"{what}: not ready after {timeout:g}s")
+
+
+def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
+    fh = open(log, "a")  # noqa: SIM115 - closed when the process ends
+    return subprocess.Popen(args, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
+                            start_new_session=True)  # fmt: skip
+
+
+def _worker(env: dict[str, str], log: Path) -> subprocess.Popen:
+    before = log.read_text().count(" ready.") if log.exists() else 0
+    proc = _spawn([str(VENV_BIN / "celery"), "-A", "studyapp", "worker", "--beat", "--pool=solo",
+                   "--loglevel=INFO", "--without-gossip", "--without-mingle"], env, log)  # fmt: skip
+    _wait(lambda: log.read_text().count(" ready.") > before, "celery worker", 90)
+    return proc
+
+
+def _web(env: dict[str, str], log: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = _spawn([str(VENV_BIN / "gunicorn"), "studyapp.config.wsgi", "--bind",
+                   f"127.0.0.1:{port}", "--workers", "2", "--timeout", "120"], env, log)  # fmt: skip
+    import socket
+
+    def up() -> bool:
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.5):
+                return True
+        except OSError:
+            return False
+
+    _wait(up, "gunicorn", 60)
+    return proc, f"http://127.0.0.1:{port}"
+
+
+def _kill(proc: subprocess.Popen, sig: int = signal.SIGKILL) -> None:
+    if proc.poll() is None:
+        os.killpg(proc.pid, sig)
+        proc.wait(30)
+
+
+def _bots(env: dict[str, str], slug: str, n: int, url: str, out: list[str]) -> threading.Thread:
+    def run() -> None:
+        out.append(manage(env, "simulate_participants", slug, "--n", str(n), "--url", url,
+                          "--timeout", "150", timeout=400))  # fmt: skip
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    return thread
+
+
+def _complete(env: dict[str, str], slug: str, tmp: Path, n: int) -> None:
+    manage(env, "export_study", slug, "--out", str(tmp / "export"))
+    pa = pd.read_csv(tmp / "export" / "participants.csv", keep_default_na=False)
+    ev = pd.read_csv(tmp / "export" / "evaluations.csv", keep_default_na=False)
+    # every participant ended: with their plans evaluated, or told the pool had none for them
+    assert len(pa) == n, pa
+    assert set(pa["generation"]) <= {"done", "empty"}, pa[["outcome", "generation"]]
+    assert set(pa["outcome"]) <= {"completed", "no_recourse"}, pa[["outcome", "generation"]]
+    assert (pa["outcome"] == "completed").any()
+    for _, p in pa[pa["generation"] == "done"].iterrows():
+        rows = ev[ev["participant"] == p["participant"]]
+        assert len(rows) == p["n_evaluations"] > 0
+        assert rows["acceptance"].between(1, 7).all() and rows["action"].between(1, 7).all()
+
+
+def test_a_broker_outage_while_profiles_are_submitted(tmp_path: Path) -> None:
+    pg = require_postgres()
+    with (
+        own_redis() as rd,
+        postgres_redis_env(tmp_path, pg, f"redis://127.0.0.1:{rd['port']}") as env,
+    ):
+        env.update(FAST_SWEEP)
+        manage(env, "migrate", "--noinput", "-v0")
+        manage(env, "create_demo_study", "--no-admin")
+        web, url = _web(env, tmp_path / "web.log")
+        worker = _worker(env, tmp_path / "worker.log")
+        try:
+            rd["stop"]()  # type: ignore[operator]
+            out: list[str] = []
+            bots = _bots(env, "carloan", 2, url, out)
+            time.sleep(10)  # profiles are submitted while the broker is down
+            rd["start"]()  # type: ignore[operator]
+            bots.join(400)
+            assert out and out[0].startswith("2 participants in carloan:"), out
+        finally:
+            _kill(worker, signal.SIGTERM)
+            _kill(web, signal.SIGINT)
+        assert "could not be queued" in (tmp_path / "web.log").read_text()
+        _complete(env, "carloan", tmp_path, 2)
+
+
+#: the methods' fits look as if a worker were still fitting them (no worker refits them)
+UNFINISHED_FITS = (
+    "from studyapp.models import FittedMethod as F; "
+    "print(F.objects.filter(study__slug='comparison').update(state='running'))"
+)
+
+
+def test_a_worker_killed_while_it_holds_a_participants_task(tmp_path: Path) -> None:
+    pg = require_postgres()
+    with (
+        own_redis() as rd,
+        postgres_redis_env(tmp_path, pg, f"redis://127.0.0.1:{rd['port']}") as env,
+    ):
+        # the methods' fits look unfinished, so each task waits for them (re-queued every
+        # 3 s, held by the worker in between) for 8 s and then shows the fallback
+        env.update(FAST_SWEEP, STUDYAPP_FIT_WAIT_S="8")
+        manage(env, "migrate", "--noinput", "-v0")
+        manage(env, "create_demo_study", "--design", "comparison", "--no-admin")
+        assert int(manage(env, "shell", "-v0", "-c", UNFINISHED_FITS).split()[-1]) == 3
+        web, url = _web(env, tmp_path / "web.log")
+        log = tmp_path / "worker.log"
+        worker = _worker(env, log)
+        try:
+            out: list[str] = []
+            bots = _bots(env, "comparison", 1, url, out)
+            _wait(lambda: "FitPending" in log.read_text() or "Retry in" in log.read_text(),
+                  "a task waiting for a fit", 60)  # fmt: skip
+            _kill(worker)  # kill -9 while it holds the task's next look
+            time.sleep(2)
+            worker = _worker(env, log)
+            bots.join(400)
+            assert out and out[0].startswith("1 participants in comparison: completed 1"), out
+        finally:
+            _kill(worker, signal.SIGTERM)
+            _kill(web, signal.SIGINT)
+        _complete(env, "comparison", tmp_path, 1)
+        ev = pd.read_csv(tmp_path / "export" / "evaluations.csv", keep_default_na=False)
+        assert (ev[ev["method"] != "pool_search"]["fallback"] != "").all()
