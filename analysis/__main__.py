@@ -1,4 +1,10 @@
-"""`python -m analysis <command>`: each command module adds its sub-commands via `register`."""
+"""`recourse-analysis` (or `python -m analysis`): the statistics of a study export and of
+recourse methods — the study's GAMMs (Table S2, Figure 3), a comparison of strategies or
+methods, the segregation effects of the recourses shown, any GAMM in mgcv's formula syntax,
+segregation indices of a population, the methods x datasets experiment, and the export
+as labelled R / SPSS data with an R script that refits the models in mgcv.
+
+Each command module adds its sub-commands via `register`."""
 
 from __future__ import annotations
 
@@ -6,16 +12,39 @@ import argparse
 import importlib
 import sys
 
+from recourse_engine.cli_convention import prog
+
 COMMAND_MODULES = (
     "analysis.cli_gamm",
+    "analysis.cli_study",
     "analysis.cli_segregation",
     "analysis.cli_experiment",
-    "analysis.cli_study",
+    "analysis.cli_r",
 )
+
+DESCRIPTION = """Statistics of a study export and of recourse methods.
+
+An export is the folder `export_study --out DIR` writes or the ZIP the console downloads;
+its participant column is `participant`. --out is always a folder (created if missing) in
+which the command writes named files; --no-progress turns progress bars off. Bad input
+stops a command with one 'error:' line, exit status 2, and nothing written."""
+
+EPILOG = """examples:
+  %(prog)s study --export export.zip --out report
+  %(prog)s methods --export export.zip --out comparison
+  %(prog)s effects --export export.zip --group gender --out effects
+  %(prog)s to-r --export export.zip --out r-data
+  %(prog)s gamm --input evaluations.csv --outcome action --distance sparsity
+  %(prog)s COMMAND --help      options of one command"""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m analysis", description=__doc__)
+    parser = argparse.ArgumentParser(
+        prog=prog("analysis"),
+        description=DESCRIPTION,
+        epilog=EPILOG,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name in COMMAND_MODULES:
         try:

@@ -1,6 +1,7 @@
-"""What every `python -m analysis` command shares, so that errors read the same in each:
-one `error:` line on stderr and exit status 2, and the same words for a CSV that cannot be
-read or a number argparse refuses."""
+"""What every `recourse-analysis` (`python -m analysis`) command shares, so that errors and
+outputs read the same in each: one `error:` line on stderr and exit status 2, the same words
+for a CSV that cannot be read, and the convention of `recourse_engine.cli_convention`
+(`--out DIR` is a folder the command writes named files into; `--no-progress`)."""
 
 from __future__ import annotations
 
@@ -8,6 +9,24 @@ import sys
 from pathlib import Path
 
 import pandas as pd
+
+from recourse_engine.cli_convention import (
+    OutFolderError,
+    add_out_folder,
+    add_progress_flag,
+    check_out_folder,
+)
+
+__all__ = [
+    "CliError",
+    "add_out_folder",
+    "add_progress_flag",
+    "fail",
+    "out_folder",
+    "read_csv",
+    "add_json_flag_note",
+    "refuse_json_flag",
+]
 
 
 class CliError(Exception):
@@ -17,6 +36,26 @@ class CliError(Exception):
 def fail(message: str) -> int:
     print(f"error: {message}", file=sys.stderr)
     return 2
+
+
+def out_folder(path: Path | str) -> Path:
+    """`--out DIR` checked (not created): a CliError when it cannot be the output folder."""
+    try:
+        return check_out_folder(path)
+    except OutFolderError as exc:
+        raise CliError(str(exc)) from None
+
+
+def add_json_flag_note(parser) -> None:
+    """The old `--json FILE`, hidden: refused with a message pointing to `--out DIR`."""
+    import argparse
+
+    parser.add_argument("--json", help=argparse.SUPPRESS)
+
+
+def refuse_json_flag(args, writes: str) -> None:
+    if getattr(args, "json", None) is not None:
+        raise CliError(f"--json FILE was replaced by --out DIR (the command writes {writes} there)")
 
 
 def read_csv(path: Path) -> pd.DataFrame:

@@ -1,4 +1,4 @@
-"""`python -m analysis gamm` (one GAMM from a CSV) and `python -m analysis study` (the seed
+"""`recourse-analysis gamm` (one GAMM from a CSV) and `recourse-analysis study` (the seed
 study's four GAMMs from an export: Table S2 and Figure 3)."""
 
 from __future__ import annotations
@@ -9,31 +9,39 @@ from pathlib import Path
 
 import numpy as np
 
-from analysis.cli_common import CliError, fail, read_csv
+from analysis.cli_common import (
+    CliError,
+    add_json_flag_note,
+    add_out_folder,
+    add_progress_flag,
+    fail,
+    out_folder,
+    read_csv,
+    refuse_json_flag,
+)
 from analysis.gamm.validate import GammInputError
 
-
-def _check_out_file(path: Path) -> None:
-    if path.is_dir():
-        raise CliError(f"{path}: is a directory, expected a file name")
-    if not path.parent.is_dir():
-        raise CliError(f"{path.parent}: output folder does not exist")
+#: the files `gamm --out DIR` writes
+GAMM_JSON, GAMM_TEXT = "gamm.json", "summary.txt"
+#: the export's participant column, the default of --participant
+PARTICIPANT = "participant"
 
 
 def run_gamm(args: argparse.Namespace) -> int:
     from analysis.gamm.fit import fit_gamm
-    from analysis.gamm.report import format_summary
 
     try:
+        refuse_json_flag(args, GAMM_JSON)
         seed_flags = [args.outcome, args.distance, args.participant]
         if args.formula is not None and any(f is not None for f in seed_flags):
             raise CliError("--formula replaces --outcome/--distance/--participant; give one")
-        if args.formula is None and any(f is None for f in seed_flags):
-            raise CliError("give --formula, or all of --outcome, --distance and --participant")
+        if args.formula is None and (args.outcome is None or args.distance is None):
+            raise CliError("give --formula, or --outcome and --distance")
+        if args.formula is None and args.participant is None:
+            args.participant = PARTICIPANT
         if args.k < 3:
             raise CliError(f"--k must be at least 3, got {args.k}")
-        if args.json is not None:
-            _check_out_file(Path(args.json))
+        out = None if args.out is None else out_folder(args.out)
         if args.formula is not None:
             from analysis.gamm.formula import parse_formula
 
@@ -57,12 +65,15 @@ def run_gamm(args: argparse.Namespace) -> int:
     except np.linalg.LinAlgError as exc:
         return fail(f"{args.input}: the model is numerically singular for these data ({exc})")
     summary = fit.summary_dict()
-    if args.json is None:
+    if out is None:
         print(json.dumps(summary, indent=2))
-    else:
-        Path(args.json).write_text(json.dumps(summary, indent=2) + "\n")
-        print(format_summary(fit))
-        print(f"wrote {args.json}")
+        return 0
+    out.mkdir(exist_ok=True)
+    (out / GAMM_JSON).write_text(json.dumps(summary, indent=2) + "\n")
+    text = str(fit.summary())
+    (out / GAMM_TEXT).write_text(text + "\n")
+    print(text)
+    print(f"wrote {out / GAMM_JSON}, {out / GAMM_TEXT}")
     return 0
 
 
@@ -70,10 +81,8 @@ def run_study(args: argparse.Namespace) -> int:
     from analysis.export import ExportError, load_export
     from analysis.gamm.report import write_study_report
 
-    out = Path(args.out)
     try:
-        if out.exists() and not out.is_dir():
-            raise CliError(f"{out}: exists and is not a folder")
+        out = out_folder(args.out)
         if args.k < 3:
             raise CliError(f"--k must be at least 3, got {args.k}")
         export = load_export(args.export)
@@ -87,9 +96,7 @@ def run_study(args: argparse.Namespace) -> int:
             progress=not args.no_progress,
             fixed_gam=not args.no_pygam,
         )
-    except ExportError as exc:
-        return fail(f"{args.export}: {exc}")
-    except (CliError, GammInputError) as exc:
+    except (CliError, GammInputError, ExportError) as exc:
         return fail(str(exc))
     except np.linalg.LinAlgError as exc:
         return fail(f"{args.export}: a model is numerically singular for these data ({exc})")
@@ -99,35 +106,43 @@ def run_study(args: argparse.Namespace) -> int:
 
 
 def register(subparsers) -> None:
-    """Add `gamm` and `study` to `python -m analysis`."""
+    """Add `gamm` and `study` to `recourse-analysis`."""
     g = subparsers.add_parser(
         "gamm",
-        help="fit a GAMM as mgcv: --formula in mgcv syntax, or the seed study's "
-        "y ~ s(distance) + s(participant, bs='re') + s(participant, distance, bs='re')",
-        description="Fit a GAMM by REML or ML (as mgcv) and report mgcv's summary.",
+        help="fit one GAMM to a CSV of ratings, as mgcv would, and print its summary",
+        description="Fit a GAMM by REML or ML (as R's mgcv) and report mgcv's summary: either "
+        "a model in mgcv's formula syntax (--formula), or the seed study's "
+        "OUTCOME ~ s(DISTANCE) + s(participant, bs='re') + s(participant, DISTANCE, bs='re'). "
+        "Without --out the summary is printed as JSON.",
     )
-    g.add_argument("--input", required=True, help="CSV with one row per rating")
+    g.add_argument(
+        "--input", required=True, help="CSV with one row per rating (e.g. evaluations.csv)"
+    )
     g.add_argument(
         "--formula",
         help="model in mgcv syntax, e.g. \"y ~ strategy + s(x, by = strategy) + s(uid, bs = 're')\"",
     )
     g.add_argument("--outcome", help="rating column (integers 1..7; without --formula)")
     g.add_argument("--distance", help="distance column (the smooth's covariate)")
-    g.add_argument("--participant", help="participant id column")
+    g.add_argument(
+        "--participant", help=f"participant id column (default {PARTICIPANT}, as in the export)"
+    )
     g.add_argument("--basis", choices=("tp", "cr"), default="tp", help="spline basis (mgcv bs)")
     g.add_argument("--k", type=int, default=10, help="basis dimension (default 10)")
     g.add_argument("--method", choices=("REML", "ML"), default="REML", help="mgcv's method")
-    g.add_argument("--json", help="write the summary JSON here (default: print it)")
+    add_out_folder(g, f"{GAMM_JSON} (the summary's numbers) and {GAMM_TEXT}", required=False)
+    add_json_flag_note(g)
     g.set_defaults(func=run_gamm)
 
     s = subparsers.add_parser(
         "study",
-        help="the four GAMMs of an export: Table S2 (CSV/MD/LaTeX) and Figure 3 (PNG/SVG)",
+        help="the seed study's report of an export: four GAMMs, Table S2 and Figure 3",
         description="Drop evaluations with an impossible item, fit acceptance/action x "
-        "sparsity/proximity GAMMs, write Table S2 and Figure 3.",
+        "sparsity/proximity GAMMs, write Table S2 (CSV/Markdown/LaTeX) and Figure 3 "
+        "(PNG/SVG).",
     )
-    s.add_argument("--export", required=True, help="study export folder (evaluations.csv ...)")
-    s.add_argument("--out", required=True, help="report folder (created if missing)")
+    s.add_argument("--export", required=True, help="study export: a folder or the console's ZIP")
+    add_out_folder(s, "table_s2.csv/.md/.tex, figure3.png/.svg and models.json")
     s.add_argument("--basis", choices=("tp", "cr"), default="tp")
     s.add_argument("--k", type=int, default=10)
     s.add_argument(
@@ -136,5 +151,5 @@ def register(subparsers) -> None:
     s.add_argument(
         "--no-pygam", action="store_true", help="skip the fixed-effects pygam GAMs in Figure 3"
     )
-    s.add_argument("--no-progress", action="store_true", help="no progress bar")
+    add_progress_flag(s)
     s.set_defaults(func=run_study)

@@ -1,4 +1,4 @@
-"""`python -m analysis segregation` and `python -m analysis effects`.
+"""`recourse-analysis segregation` and `recourse-analysis effects`.
 
 Every argument and file is checked before anything is computed or written; a bad
 one ends the command with exit status 2 and a one-line `error:` message.
@@ -15,7 +15,20 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.cli_common import CliError, fail, read_csv
+from analysis.cli_common import (
+    CliError,
+    add_json_flag_note,
+    add_out_folder,
+    add_progress_flag,
+    fail,
+    out_folder,
+    read_csv,
+    refuse_json_flag,
+)
+
+#: the files `segregation --out DIR` and `effects --out DIR` write (besides the report)
+INDICES_JSON, INDICES_CSV = "indices.json", "indices.csv"
+EFFECTS_JSON, EFFECTS_CSV = "effects.json", "effects.csv"
 
 
 def register(subparsers: Any) -> None:
@@ -46,7 +59,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--backend", choices=("numpy", "torch"), default="numpy")
     p.add_argument("--device", help="torch device, e.g. cuda (torch backend only)")
     p.add_argument("--jobs", type=int, help="CPU threads for the numpy backend (all cores)")
-    p.add_argument("--json", required=True, type=Path, help="where to write the indices")
+    add_out_folder(p, f"{INDICES_JSON} and {INDICES_CSV}")
+    add_progress_flag(p)
+    add_json_flag_note(p)
     p.set_defaults(func=run_segregation)
 
     e = subparsers.add_parser(
@@ -55,7 +70,9 @@ def register(subparsers: Any) -> None:
         description="Indices of the participants' profiles before and after implementing the "
         "recourse of each strategy, with bootstrap intervals, partial compliance, and a report.",
     )
-    e.add_argument("--export", required=True, type=Path, help="study export folder")
+    e.add_argument(
+        "--export", required=True, type=Path, help="study export: a folder or the console's ZIP"
+    )
     e.add_argument("--group", required=True, help="participants.csv column with the group")
     e.add_argument("--groups", help="two values of --group to keep, comma-separated")
     e.add_argument("--minority", help="value of --group that is the minority (default: smaller)")
@@ -64,7 +81,7 @@ def register(subparsers: Any) -> None:
         type=Path,
         help="schema JSON (default: the export's schema.json, else the built-in car-loan schema)",
     )
-    e.add_argument("--out", required=True, type=Path, help="report folder (created)")
+    add_out_folder(e, f"report.html, its figures, {EFFECTS_JSON} and {EFFECTS_CSV}")
     e.add_argument("--eps-quantile", type=float, default=0.2)
     e.add_argument("--clusters", type=int, default=30)
     e.add_argument("--bootstrap", type=int, default=200, help="participant bootstrap draws")
@@ -77,15 +94,8 @@ def register(subparsers: Any) -> None:
         "the fitted GAMM's predicted action rating mapped the same way",
     )
     e.add_argument("--seed", type=int, default=0)
+    add_progress_flag(e)
     e.set_defaults(func=run_effects)
-
-
-def _check_output(path: Path) -> None:
-    parent = path.parent if str(path.parent) else Path(".")
-    if not parent.is_dir():
-        raise CliError(f"{path}: folder {parent} does not exist")
-    if path.is_dir():
-        raise CliError(f"{path}: is a folder, expected a file name")
 
 
 def read_population(
@@ -112,9 +122,11 @@ def read_population(
         bad = ~np.isfinite(v)
         if bad.any():
             r = int(np.flatnonzero(bad)[0])
+            raw = frame[c].iloc[r]
+            got = "an empty cell" if pd.isna(raw) else repr(str(raw))
             raise CliError(
-                f"{path}: row {r + 1}, column {c!r}: expected a finite number, "
-                f"got {frame[c].iloc[r]!r}"
+                f"{path}: row {r + 1}, column {c!r}: expected a finite number, got {got}"
+                + (f" ({int(bad.sum())} such rows; leave them out first)" if bad.sum() > 1 else "")
             )
         cols.append(v)
     for c in [group] + ([units] if units else []):
@@ -143,7 +155,8 @@ def run_segregation(args: argparse.Namespace) -> int:
             raise CliError(f"--jobs must be >= 1, got {args.jobs}")
         if args.device and args.backend != "torch":
             raise CliError("--device needs --backend torch")
-        _check_output(args.json)
+        refuse_json_flag(args, INDICES_JSON)
+        out = out_folder(args.out)
         X, g, u = read_population(args.input, args.group, features, args.units)
         result = segregation_indices(
             X,
@@ -158,7 +171,7 @@ def run_segregation(args: argparse.Namespace) -> int:
             backend=args.backend,
             device=args.device,
             n_jobs=args.jobs,
-            progress=_progress_bar(),
+            progress=None if args.no_progress else _progress_bar(),
         )
     except (CliError, SegregationInputError) as exc:
         return fail(str(exc))
@@ -166,9 +179,12 @@ def run_segregation(args: argparse.Namespace) -> int:
         return fail(f"backend {args.backend!r} is not available ({exc})")
     except RuntimeError as exc:  # e.g. an unknown or unavailable torch device
         return fail(str(exc).splitlines()[0])
-    out = result.to_json()
-    args.json.write_text(json.dumps(out, indent=2) + "\n", encoding="utf-8")
-    print(json.dumps(out))
+    payload = result.to_json()
+    out.mkdir(exist_ok=True)
+    (out / INDICES_JSON).write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+    result.to_frame().to_csv(out / INDICES_CSV, index=False)
+    print(json.dumps(payload))
+    print(f"wrote {out / INDICES_JSON}, {out / INDICES_CSV}")
     return 0
 
 
@@ -221,10 +237,7 @@ def run_effects(args: argparse.Namespace) -> int:
                 raise CliError(f"--{name} must be >= 1, got {getattr(args, name)}")
         if not 0.0 <= args.eps_quantile <= 1.0:
             raise CliError(f"--eps-quantile must be in [0, 1], got {args.eps_quantile}")
-        if args.out.exists() and not args.out.is_dir():
-            raise CliError(f"{args.out}: exists and is not a folder")
-        if not args.out.parent.is_dir():
-            raise CliError(f"{args.out}: folder {args.out.parent} does not exist")
+        out_folder(args.out)
         keep = None
         if args.groups:
             keep = [v.strip() for v in args.groups.split(",") if v.strip()]
@@ -260,7 +273,7 @@ def run_effects(args: argparse.Namespace) -> int:
             probability=prob,
             probability_source=args.compliance,
             seed=args.seed,
-            progress=_progress_bar(),
+            progress=None if args.no_progress else _progress_bar(),
         )
     except (CliError, ExportError, EffectsError, SegregationInputError) as exc:
         return fail(str(exc))
@@ -269,9 +282,11 @@ def run_effects(args: argparse.Namespace) -> int:
     except ValueError as exc:  # the GAMM's own input checks
         return fail(f"GAMM: {str(exc).splitlines()[0]}")
     write_report(effects, pop, args.out)
-    (args.out / "effects.json").write_text(json.dumps(effects, indent=2) + "\n", encoding="utf-8")
+    (args.out / EFFECTS_JSON).write_text(json.dumps(effects, indent=2) + "\n", encoding="utf-8")
+    effects.to_frame().to_csv(args.out / EFFECTS_CSV, index=False)
     print(
-        f"wrote {args.out / 'effects.json'} and {args.out / 'report.html'}; "
+        f"wrote {args.out / EFFECTS_JSON}, {args.out / EFFECTS_CSV} and "
+        f"{args.out / 'report.html'}; "
         "verdicts of the 3 indices (worse/better only where the 95% interval excludes 0):"
     )
     arms = [("strategy", effects["strategies"])]

@@ -1,4 +1,4 @@
-"""`python -m analysis methods`: the method-comparison report of a study export.
+"""`recourse-analysis methods`: the method-comparison report of a study export.
 
 Every argument and the export are checked, and every model is fitted, before the first file
 is written; bad input ends the command with exit status 2, one `error:` line and no files.
@@ -16,9 +16,18 @@ from typing import Any
 
 import numpy as np
 
-from analysis.cli_common import CliError, fail
+from analysis.cli_common import (
+    CliError,
+    add_json_flag_note,
+    add_out_folder,
+    fail,
+    out_folder,
+    refuse_json_flag,
+)
 
 COMMAND = "methods"
+#: the machine-readable summary, written inside --out with the report
+SUMMARY_JSON = "summary.json"
 
 
 def register(subparsers: Any) -> None:
@@ -26,9 +35,8 @@ def register(subparsers: Any) -> None:
 
     s = subparsers.add_parser(
         COMMAND,
-        help="method-comparison report of a study export: contrasts with 95%% intervals, "
-        "smooths by method with bands, kept/dropped evaluations, does the distance effect "
-        "differ by method",
+        help="compare the strategies or methods of a study export: contrasts with 95%% "
+        "intervals, smooths by strategy, does the distance effect differ",
         description="For acceptance and action: y ~ FACTOR + s(DISTANCE) + s(participant, "
         "bs='re') for the contrasts, y ~ FACTOR + s(DISTANCE, by=FACTOR) + s(participant, "
         "bs='re') for the smooths, and the ML fits of both compared by mgcv's "
@@ -37,8 +45,12 @@ def register(subparsers: Any) -> None:
     s.add_argument(
         "--export", required=True, type=Path, help="study export: a folder or the console's ZIP"
     )
-    s.add_argument("--out", required=True, type=Path, help="report folder (created if missing)")
-    s.add_argument("--json", type=Path, help="also write the machine-readable summary here")
+    add_out_folder(
+        s,
+        "report.md, contrasts.csv, smooths.csv, comparison.csv, evaluations_by_level.csv, "
+        f"a PNG per outcome and {SUMMARY_JSON}",
+    )
+    add_json_flag_note(s)
     s.add_argument(
         "--factor",
         default="strategy",
@@ -66,21 +78,6 @@ def register(subparsers: Any) -> None:
     s.set_defaults(func=run_methods)
 
 
-def _check_paths(args: argparse.Namespace) -> None:
-    out: Path = args.out
-    if out.exists() and not out.is_dir():
-        raise CliError(f"{out}: exists and is not a folder")
-    parent = out.parent if str(out.parent) else Path(".")
-    if not parent.is_dir():
-        raise CliError(f"{out}: folder {parent} does not exist")
-    if args.json is not None:
-        if args.json.is_dir():
-            raise CliError(f"{args.json}: is a folder, expected a file name")
-        jparent = args.json.parent if str(args.json.parent) else Path(".")
-        if not jparent.is_dir():
-            raise CliError(f"{args.json}: folder {jparent} does not exist")
-
-
 def run_methods(args: argparse.Namespace) -> int:
     from analysis.export import ExportError
     from analysis.gamm import GammInputError
@@ -93,7 +90,8 @@ def run_methods(args: argparse.Namespace) -> int:
             raise CliError(f"--k must be at least 3, got {args.k}")
         if args.min_per_level < 1:
             raise CliError(f"--min-per-level must be at least 1, got {args.min_per_level}")
-        _check_paths(args)
+        refuse_json_flag(args, SUMMARY_JSON)
+        out_folder(args.out)
         export = load_study_export(args.export)
         report = build_report(
             export,
@@ -107,17 +105,16 @@ def run_methods(args: argparse.Namespace) -> int:
         files = render_report(report)
     except (CliError, StudyReportError) as exc:
         return fail(str(exc))
-    except ExportError as exc:
-        text = str(exc)
-        return fail(text if text.startswith(str(args.export)) else f"{args.export}: {text}")
+    except ExportError as exc:  # its message starts with the export's path
+        return fail(str(exc))
     except GammInputError as exc:
         return fail(f"{args.export}: {str(exc).splitlines()[0]}")
     except np.linalg.LinAlgError as exc:
         return fail(f"{args.export}: a model is numerically singular for these data ({exc})")
     written = write_report(files, args.out)
-    if args.json is not None:
-        args.json.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
-        written.append(args.json)
+    summary = args.out / SUMMARY_JSON
+    summary.write_text(json.dumps(report.to_json(), indent=2) + "\n", encoding="utf-8")
+    written.append(summary)
     print(terminal_table(report))
     print()
     print("wrote " + ", ".join(str(p) for p in written))

@@ -1,8 +1,9 @@
 """Reading a study export (DESIGN.md § Export) with the checks an analyst would want.
 
-`load_export(dir)` reads `evaluations.csv` and `participants.csv` (or their
-`.parquet` twins), checks every column the analyses rely on, and stops with an
-`ExportError` naming the file, row and column of the first problem — an analysis
+`load_export(path)` reads `evaluations.csv` and `participants.csv` (or their
+`.parquet` twins) from an export folder or from the console's export ZIP, checks every
+column the analyses rely on, and stops with an `ExportError` naming the export, file, row
+and column of the first problem (the export's path once, at the start) — an analysis
 never silently runs on a malformed file. A `schema.json` in the folder, when
 present, is loaded so that item codes can be put on the schema's normalised scale.
 
@@ -12,6 +13,8 @@ platform writes it by (`analysis.contract`), so reader and writer cannot drift a
 
 from __future__ import annotations
 
+import tempfile
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,6 +27,17 @@ from recourse_engine import FeatureSchema, SchemaError, load_schema
 
 class ExportError(ValueError):
     """A malformed export; the message names file, row and column."""
+
+
+#: the export's files a ZIP may carry; nothing else is extracted from it
+ZIP_MEMBERS = (
+    f"{c.EVALUATIONS}.csv",
+    f"{c.EVALUATIONS}.parquet",
+    f"{c.PARTICIPANTS}.csv",
+    f"{c.PARTICIPANTS}.parquet",
+    c.SCHEMA,
+    c.CODEBOOK,
+)
 
 
 @dataclass
@@ -57,7 +71,7 @@ def _read_table(directory: Path, stem: str) -> tuple[pd.DataFrame, str]:
             if col in frame:
                 frame[col] = frame[col].astype(str)
         return frame, parquet.name
-    raise ExportError(f"{directory}: neither {stem}.csv nor {stem}.parquet found")
+    raise ExportError(f"neither {stem}.csv nor {stem}.parquet found")
 
 
 def _first_bad(mask: np.ndarray) -> int:
@@ -135,11 +149,41 @@ def _check_codes(frame: pd.DataFrame, name: str, prefix: str, items: list[str]) 
         frame[col] = v.astype(int)
 
 
-def load_export(directory: str | Path) -> StudyExport:
-    """Read and check a study export folder; raises ExportError on the first problem."""
-    d = Path(directory)
-    if not d.is_dir():
-        raise ExportError(f"{d}: not a folder")
+def load_export(path: str | Path) -> StudyExport:
+    """Read and check a study export, a folder or the console's ZIP; raises ExportError on
+    the first problem, its message starting with `path` (once).
+
+    A ZIP's tables are extracted to a temporary folder first (only the export's own file
+    names, wherever they sit in the archive), so both forms are checked by the one reader;
+    the returned export's `directory` is then the ZIP's path."""
+    p = Path(path)
+    if p.is_dir():
+        try:
+            return _load_folder(p)
+        except ExportError as exc:
+            raise ExportError(f"{p}: {exc}") from None
+    if not p.exists():
+        raise ExportError(f"{p}: no such file or folder")
+    if not zipfile.is_zipfile(p):
+        raise ExportError(f"{p}: neither an export folder nor a ZIP file")
+    with zipfile.ZipFile(p) as zf, tempfile.TemporaryDirectory(prefix="export-") as tmp:
+        members = [i for i in zf.infolist() if Path(i.filename).name in ZIP_MEMBERS]
+        tables = [i for i in members if Path(i.filename).stem == c.EVALUATIONS]
+        if not tables:
+            raise ExportError(f"{p}: the ZIP holds no {c.EVALUATIONS}.csv")
+        folder = Path(tables[0].filename).parent
+        for info in members:
+            if Path(info.filename).parent == folder:
+                (Path(tmp) / Path(info.filename).name).write_bytes(zf.read(info))
+        try:
+            export = _load_folder(Path(tmp))
+        except ExportError as exc:  # name the ZIP, not the temporary folder
+            raise ExportError(f"{p}: {str(exc).replace(f'{tmp}: ', '')}") from None
+    export.directory = p
+    return export
+
+
+def _load_folder(d: Path) -> StudyExport:
     ev, ev_name = _read_table(d, c.EVALUATIONS)
     ev = _check_evaluations(ev, ev_name)
     pa, pa_name = _read_table(d, c.PARTICIPANTS)

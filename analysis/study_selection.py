@@ -9,8 +9,6 @@ good as the account of what went into it.
 
 from __future__ import annotations
 
-import tempfile
-import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,15 +25,6 @@ PARTICIPANT = "participant"
 MIN_PER_LEVEL = 20
 #: the fewest distinct distance values a level's smooth can be fitted on (mgcv's k >= 3)
 MIN_DISTINCT = 3
-#: the export's files a ZIP may carry; nothing else is extracted from it
-ZIP_MEMBERS = (
-    f"{c.EVALUATIONS}.csv",
-    f"{c.EVALUATIONS}.parquet",
-    f"{c.PARTICIPANTS}.csv",
-    f"{c.PARTICIPANTS}.parquet",
-    c.SCHEMA,
-    c.CODEBOOK,
-)
 
 WITHDREW = "participant withdrew"
 ATTENTION = "participant failed the attention checks"
@@ -54,30 +43,12 @@ class StudyReportError(ValueError):
 
 
 def load_study_export(path: str | Path) -> StudyExport:
-    """The export as a folder or as the console's ZIP, read and checked by `load_export`.
-
-    A ZIP's tables are extracted to a temporary folder first (only the export's own file
-    names, wherever they sit in the archive), so both forms are checked by the one reader."""
-    p = Path(path)
-    if p.is_dir():
-        return load_export(p)
-    if not p.exists():
-        raise StudyReportError(f"{p}: no such file or folder")
-    if not zipfile.is_zipfile(p):
-        raise StudyReportError(f"{p}: neither an export folder nor a ZIP file")
-    with zipfile.ZipFile(p) as zf, tempfile.TemporaryDirectory(prefix="export-") as tmp:
-        members = [i for i in zf.infolist() if Path(i.filename).name in ZIP_MEMBERS]
-        tables = [i for i in members if Path(i.filename).stem == c.EVALUATIONS]
-        if not tables:
-            raise StudyReportError(f"{p}: the ZIP holds no {c.EVALUATIONS}.csv")
-        folder = Path(tables[0].filename).parent
-        for info in members:
-            if Path(info.filename).parent == folder:
-                (Path(tmp) / Path(info.filename).name).write_bytes(zf.read(info))
-        try:
-            return load_export(tmp)
-        except ExportError as exc:  # name the ZIP, not the temporary folder
-            raise StudyReportError(f"{p}: {str(exc).replace(f'{tmp}: ', '')}") from None
+    """The export as a folder or as the console's ZIP, read and checked by `load_export`
+    (whose messages start with the export's path); a problem is a StudyReportError."""
+    try:
+        return load_export(path)
+    except ExportError as exc:
+        raise StudyReportError(str(exc)) from None
 
 
 # --- which evaluations are used ---------------------------------------------------------------

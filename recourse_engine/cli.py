@@ -1,23 +1,30 @@
-"""Command line: `python -m recourse_engine recourses | synth-pool | train-model`.
+"""`recourse-engine` (or `python -m recourse_engine`): synthetic pools, recourses for
+profiles from a pool, and decision models, on the command line.
 
 Every input is checked before anything is written; errors print one line naming
-the file, row and column and exit with status 2. Outputs are written to a
-temporary file beside the target and renamed, so a failed run leaves nothing.
+the file, row and column and exit with status 2. `--out` is always a folder (see
+`recourse_engine.cli_convention`); files are written to a temporary file beside their
+target and renamed, so a failed run leaves nothing.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import subprocess
 import sys
-import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import pandas as pd
 from tqdm import tqdm
 
+from .cli_convention import (
+    OutFolderError,
+    add_out_folder,
+    add_progress_flag,
+    check_out_folder,
+    prog,
+    write_atomic,
+)
 from .decision import (
     IncomeRule,
     ModelError,
@@ -33,9 +40,14 @@ from .selection import PoolIndex, select_many
 from .synth import synth_pool
 
 MOVED_NOTE = (
-    "note: `python -m recourse_engine experiment` has moved to `python -m analysis experiment`"
-    "; running it there"
+    "note: `recourse-engine experiment` has moved to `recourse-analysis experiment` "
+    "(`python -m analysis experiment`); running it there"
 )
+#: the file each command writes inside --out
+POOL_NAME = "pool"
+RECOURSES_FILE = "recourses.csv"
+COVERAGE_FILE = "coverage.csv"
+MODEL_FILES = {"logistic": "model.joblib", "mlp": "model.joblib", "torch": "model.pt"}
 
 
 class CliError(Exception):
@@ -46,24 +58,11 @@ def _schema(path: str | None) -> FeatureSchema:
     return carloan_schema() if path is None else load_schema(path)
 
 
-def _out_path(path: str) -> Path:
-    out = Path(path)
-    if out.is_dir():
-        raise CliError(f"{out}: is a folder; give a file name")
-    if not out.parent.exists():
-        raise CliError(f"{out.parent}: output folder does not exist")
-    return out
-
-
-def _write_atomic(out: Path, write: Callable[[Path], None]) -> None:
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    os.close(fd)
+def _out_folder(path: Path) -> Path:
     try:
-        write(Path(tmp))
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+        return check_out_folder(path)
+    except OutFolderError as exc:
+        raise CliError(str(exc)) from None
 
 
 def non_negative_int(text: str) -> int:
@@ -88,14 +87,14 @@ def positive_int(text: str) -> int:
 def cmd_recourses(args: argparse.Namespace) -> int:
     schema = _schema(args.schema)
     design = parse_design(args.design)
-    out = _out_path(args.out)
-    coverage_out = _out_path(args.coverage) if args.coverage else None
+    folder = _out_folder(args.out)
+    out, coverage_out = folder / RECOURSES_FILE, folder / COVERAGE_FILE
     pool = read_pool_csv(args.pool, schema)
     profiles = read_pool_csv(args.profiles, schema)
     model = IncomeRule() if args.model is None else load_model(args.model, schema)
     index = PoolIndex(schema, pool, model)
     progress = None
-    if len(profiles) > 1 and not args.quiet:
+    if len(profiles) > 1 and not args.no_progress:
         progress = lambda rows: tqdm(rows, desc="profiles", unit="profile", file=sys.stderr)  # noqa: E731
     selections = select_many(index, profiles, design, seed=args.seed, progress=progress)
 
@@ -128,14 +127,13 @@ def cmd_recourses(args: argparse.Namespace) -> int:
     columns = ["profile_id", "strategy", "pool_id", "sparsity", "proximity", "changed"]
     columns += (["income"] if pool.income is not None else []) + schema.keys
     frame = pd.DataFrame(rows, columns=columns)
-    _write_atomic(out, lambda p: frame.to_csv(p, index=False))
-    if coverage_out is not None:
-        _write_atomic(coverage_out, lambda p: pd.DataFrame(cov).to_csv(p, index=False))
+    write_atomic(out, lambda p: frame.to_csv(p, index=False))
+    write_atomic(coverage_out, lambda p: pd.DataFrame(cov).to_csv(p, index=False))
     short = [c for c in cov if c["shortfall"]]
     print(
-        f"{len(profiles)} profiles, {len(frame)} recourses written to {out}; "
-        f"{len(profiles) - len(short)} fully covered, {len(short)} short "
-        f"({sum(c['shortfall'] for c in short)} recourses missing)",
+        f"{len(profiles)} profiles, {len(frame)} recourses written to {out} "
+        f"(coverage: {coverage_out}); {len(profiles) - len(short)} fully covered, "
+        f"{len(short)} short ({sum(c['shortfall'] for c in short)} recourses missing)",
         file=sys.stderr,
     )
     return 0
@@ -143,19 +141,21 @@ def cmd_recourses(args: argparse.Namespace) -> int:
 
 def cmd_synth_pool(args: argparse.Namespace) -> int:
     schema = _schema(args.schema)
-    out = _out_path(args.out)
+    if not args.name or Path(args.name).name != args.name or args.name.startswith("."):
+        raise CliError(f"--name {args.name!r}: give a plain file name without a folder")
+    out = _out_folder(args.out) / f"{args.name.removesuffix('.csv')}.csv"
     try:
         frame = synth_pool(schema, n=args.n, seed=args.seed)
     except ValueError as exc:
         raise CliError(str(exc)) from None
-    _write_atomic(out, lambda p: frame.to_csv(p, index=False))
+    write_atomic(out, lambda p: frame.to_csv(p, index=False))
     print(f"{len(frame)} synthetic profiles written to {out}", file=sys.stderr)
     return 0
 
 
 def cmd_train_model(args: argparse.Namespace) -> int:
     schema = _schema(args.schema)
-    out = _out_path(args.out)
+    out = _out_folder(args.out) / MODEL_FILES[args.kind]
     pool = read_pool_csv(args.pool, schema, require_income=args.use_income)
     if args.kind == "torch":
         model = train_torch_mlp(
@@ -165,7 +165,7 @@ def cmd_train_model(args: argparse.Namespace) -> int:
         model = train_sklearn_model(
             schema, pool, args.label, kind=args.kind, use_income=args.use_income, seed=args.seed
         )
-    _write_atomic(out, lambda p: save_model(model, p))
+    write_atomic(out, lambda p: save_model(model, p))
     acc = (model.approves(pool.codes, pool.income) == pool.extra[args.label].astype(bool)).mean()
     print(
         f"{model.name} trained on {len(pool)} rows (training accuracy {acc:.3f}) -> {out}",
@@ -182,43 +182,72 @@ def cmd_experiment_moved(rest: list[str]) -> int:
     return subprocess.call([sys.executable, "-m", "analysis", "experiment", *rest])
 
 
+DESCRIPTION = """Synthetic pools, recourses for profiles from a pool, and decision models.
+--out is always a folder (created if missing); each command names the files it writes
+inside it. Bad input stops the command with one 'error:' line, exit status 2, and nothing
+written."""
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="python -m recourse_engine", description=__doc__.split("\n")[0]
-    )
+    parser = argparse.ArgumentParser(prog=prog("recourse_engine"), description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    r = sub.add_parser("recourses", help="select recourses for profiles from a pool")
+    s = sub.add_parser(
+        "synth-pool",
+        help="write a seeded synthetic car-loan pool (or profiles to find recourses for)",
+        description="Draw profiles from the synthetic car-loan model (recourse_engine/synth.py).",
+    )
+    s.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
+    s.add_argument("--n", type=positive_int, default=3683, help="number of profiles (3683)")
+    s.add_argument("--seed", type=non_negative_int, default=0)
+    add_out_folder(s, "NAME.csv")
+    s.add_argument("--name", default=POOL_NAME, help=f"file name inside --out ({POOL_NAME})")
+    s.set_defaults(func=cmd_synth_pool)
+
+    r = sub.add_parser(
+        "recourses",
+        help="select recourses for profiles from a pool",
+        description="For each profile, pick the design's recourses among the admissible pool "
+        "profiles (approved by the decision model, every constraint held).",
+    )
     r.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
     r.add_argument("--pool", required=True, help="pool CSV: id, income, one column per item")
     r.add_argument("--profiles", required=True, help="profiles CSV in the pool's format")
-    r.add_argument("--design", default="sparsest:1,proximate:1,random:3")
+    r.add_argument(
+        "--design",
+        default="sparsest:1,proximate:1,random:3",
+        help="strategies and counts (default sparsest:1,proximate:1,random:3)",
+    )
     r.add_argument("--model", help="saved decision model (default: the 4/3 income rule)")
     r.add_argument("--seed", type=non_negative_int, default=0)
-    r.add_argument("--out", required=True, help="output CSV, one row per recourse")
-    r.add_argument("--coverage", help="optional CSV: requested, found and shortfall per profile")
-    r.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_out_folder(
+        r, f"{RECOURSES_FILE} (one row per recourse) and {COVERAGE_FILE} (shortfall per profile)"
+    )
+    add_progress_flag(r, legacy_quiet=True)
     r.set_defaults(func=cmd_recourses)
 
-    s = sub.add_parser("synth-pool", help="write a seeded synthetic car-loan pool")
-    s.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
-    s.add_argument("--n", type=positive_int, default=3683)
-    s.add_argument("--seed", type=non_negative_int, default=0)
-    s.add_argument("--out", required=True)
-    s.set_defaults(func=cmd_synth_pool)
-
-    t = sub.add_parser("train-model", help="train a decision model on a pool with a 0/1 label")
+    t = sub.add_parser(
+        "train-model",
+        help="train a decision model on a pool with a 0/1 label",
+        description="Train a logistic, scikit-learn MLP or torch MLP decision model; use it "
+        "with `recourses --model`.",
+    )
     t.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
-    t.add_argument("--pool", required=True)
+    t.add_argument("--pool", required=True, help="pool CSV with the label column")
     t.add_argument("--label", required=True, help="name of the 0/1 label column")
     t.add_argument("--kind", choices=("logistic", "mlp", "torch"), default="logistic")
     t.add_argument("--use-income", action="store_true", help="also use log income as a feature")
     t.add_argument("--seed", type=non_negative_int, default=0)
-    t.add_argument("--out", required=True, help="model file (.joblib, or .pt for torch)")
+    add_out_folder(t, "model.joblib (model.pt for --kind torch)")
     t.set_defaults(func=cmd_train_model)
 
-    # listed here for one release; main() forwards it before parsing (see cmd_experiment_moved)
-    sub.add_parser("experiment", add_help=False, help="moved: use python -m analysis experiment")
+    # listed for one release; main() forwards it before parsing (see cmd_experiment_moved)
+    sub.add_parser(
+        "experiment",
+        add_help=False,
+        help="segregation before/after recourse per method: moved to "
+        "`recourse-analysis experiment`, forwarded there",
+    )
     return parser
 
 

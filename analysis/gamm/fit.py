@@ -92,8 +92,16 @@ class GammFit:
             return self.state.beta_f[t.fixed_slice].copy()
         return self.state.beta_r[:, t.random_index].copy()
 
-    def predict(self, data: pd.DataFrame, include_random: bool = True) -> np.ndarray:
-        """Fitted means at ``data``; participants not seen in the fit get the population curve."""
+    def predict(
+        self, data: pd.DataFrame, include_random: bool = True, *, se: bool = False
+    ) -> np.ndarray | pd.DataFrame:
+        """Fitted means at ``data``; participants not seen in the fit get the population curve.
+        With ``se=True`` a frame of fit, se, lower, upper (95%), as ``predict.gam(...,
+        se.fit = TRUE)``."""
+        if se:
+            from analysis.gamm.results import predict_frame
+
+            return predict_frame(self, data, include_random)
         needed = []
         for t in self.design.terms:
             spec = t.spec
@@ -150,6 +158,27 @@ class GammFit:
         )
 
     # ---- reporting --------------------------------------------------------------------
+
+    def summary(self):
+        """mgcv's ``summary.gam``: prints as its text, shows as tables in a notebook."""
+        from analysis.gamm.results import GammSummary
+
+        return GammSummary(self)
+
+    def _repr_html_(self) -> str:
+        return self.summary()._repr_html_()
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per term: estimate/std_error or edf/ref_df, statistic, p_value."""
+        from analysis.gamm.results import to_frame
+
+        return to_frame(self)
+
+    def plot(self, terms=None, *, residuals: bool = False, ax=None, points: int = 100):
+        """The smooths with 95% bands (and partial residuals); matplotlib axes."""
+        from analysis.gamm.results import plot
+
+        return plot(self, terms, residuals=residuals, ax=ax, points=points)
 
     def summary_dict(self) -> dict:
         """The JSON layout of ``python -m analysis gamm`` (mgcv's term names)."""

@@ -6,6 +6,7 @@ Hausdorff-form Segregation Index; `effects` applies the recourses of a study
 export; `report` writes the HTML + PNG report.
 """
 
+from .frames import EffectsResult, curves_frame, effects_frame, index_frame
 from .indices import (
     IndexResult,
     SegregationInputError,
@@ -18,11 +19,15 @@ from .indices import (
 )
 
 __all__ = [
+    "EffectsResult",
     "IndexResult",
     "SegregationInputError",
     "atkinson",
     "avg_proximity",
     "centralization",
+    "curves_frame",
+    "effects_frame",
+    "index_frame",
     "minority_eps",
     "segregation_indices",
     "split_groups",

@@ -44,6 +44,7 @@ import pandas as pd
 
 from recourse_engine import FeatureSchema, normalise
 
+from .frames import EffectsResult
 from .indices import IndexResult, segregation_indices, split_groups
 
 INDICES = ("centralization", "atkinson", "avg_proximity")
@@ -261,8 +262,9 @@ def compute_effects(
     progress: Callable[[str, int, int], None] | None = None,
     by: Mapping[str, StudyPopulation] | None = None,
     by_probability: Mapping[str, dict[str, np.ndarray]] | None = None,
-) -> dict[str, Any]:
-    """Indices before/after each strategy, bootstrap intervals, partial compliance.
+) -> EffectsResult:
+    """Indices before/after each strategy, bootstrap intervals, partial compliance (a dict,
+    as written to effects.json, with ``to_frame()`` and ``curves()``).
 
     `by` adds arms of other groupings (column name → its population, e.g. from
     `study_population(..., by="method")`) under `out["by"][column]`, computed after
@@ -334,7 +336,7 @@ def compute_effects(
         else:
             out.setdefault("by", {})[col] = table
             out.setdefault("rows_without_value", {})[col] = apop.rows_without_value
-    return out
+    return EffectsResult(out)
 
 
 def _arm(

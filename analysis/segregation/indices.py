@@ -80,6 +80,15 @@ class IndexResult:
     avg_proximity: float
     kmeans: Any = field(default=None, repr=False)
 
+    def to_frame(self) -> Any:
+        """One row: n, n_minority, minority, eps and the three indices (a pandas frame)."""
+        from .frames import index_frame
+
+        return index_frame(self)
+
+    def _repr_html_(self) -> str:
+        return self.to_frame().to_html(index=False)
+
     def to_json(self) -> dict[str, Any]:
         minority = self.minority.item() if isinstance(self.minority, np.generic) else self.minority
         return {

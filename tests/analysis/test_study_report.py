@@ -109,9 +109,8 @@ def report(export_dir):
 @pytest.fixture(scope="module")
 def cli(export_dir):
     out = export_dir.parent / "report"
-    js = export_dir.parent / "summary.json"
-    r = run_analysis("methods", "--export", str(export_dir), "--out", str(out), "--json", str(js))
-    return r, out, js
+    r = run_analysis("methods", "--export", str(export_dir), "--out", str(out))
+    return r, out, out / "summary.json"
 
 
 # --- numbers against mgcv ----------------------------------------------------------------------
@@ -305,7 +304,7 @@ def test_cli_writes_what_it_says(cli, report):
     )
     for p in written:
         assert p.stat().st_size > 0, p
-    assert sorted(x.name for x in out.iterdir()) == sorted(p.name for p in written if p != js)
+    assert sorted(x.name for x in out.iterdir()) == sorted(p.name for p in written)
     for outcome in ("acceptance", "action"):
         w, h = _png_size(out / f"smooths_{outcome}.png")
         assert w / 150 <= 7.6 and h / 150 <= 10.1  # inches at 150 dpi: fits A4 and letter
@@ -410,12 +409,12 @@ def test_bad_input_is_refused_and_writes_nothing(export_dir, tmp_path, case, arg
         "no_method": _variant(export_dir, tmp_path / "a", lambda ev: ev.drop(columns="method")),
         "single": _variant(export_dir, tmp_path / "b", lambda ev: ev.assign(strategy="random")),
     }
-    out, js = tmp_path / "out", tmp_path / "s.json"
+    out = tmp_path / "out"
     argv = [a.format(**paths) for a in args]
-    r = run_analysis("methods", *argv, "--out", str(out), "--json", str(js))
+    r = run_analysis("methods", *argv, "--out", str(out))
     assert r.returncode == 2, (case, r.stdout, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), r.stderr
     assert words in lines[0] and "export-" not in lines[0], lines[0]  # no temporary folder
-    assert not out.exists() and not js.exists()
+    assert not out.exists()
     assert r.stdout == ""

@@ -17,14 +17,16 @@ ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture
 def files(tmp_path):
     pool, prof = tmp_path / "pool.csv", tmp_path / "prof.csv"
-    assert main(["synth-pool", "--n", "400", "--seed", "0", "--out", str(pool)]) == 0
-    assert main(["synth-pool", "--n", "8", "--seed", "9", "--out", str(prof)]) == 0
+    assert main(["synth-pool", "--n", "400", "--seed", "0", "--out", str(tmp_path)]) == 0
+    args = ["synth-pool", "--n", "8", "--seed", "9", "--out", str(tmp_path), "--name", "prof"]
+    assert main(args) == 0
     return tmp_path, pool, prof
 
 
 def test_recourses_end_to_end_through_python_m(files):
     tmp, pool, prof = files
-    out, cov = tmp / "r.csv", tmp / "c.csv"
+    folder = tmp / "result"
+    out, cov = folder / "recourses.csv", folder / "coverage.csv"
     res = subprocess.run(
         [
             sys.executable,
@@ -40,9 +42,7 @@ def test_recourses_end_to_end_through_python_m(files):
             "--seed",
             "0",
             "--out",
-            str(out),
-            "--coverage",
-            str(cov),
+            str(folder),
         ],
         cwd=ROOT,
         capture_output=True,
@@ -93,7 +93,7 @@ def test_recourses_end_to_end_through_python_m(files):
 def test_bad_profiles_stop_with_a_message_and_write_nothing(files, capsys, edit, needle):
     tmp, pool, prof = files
     edit(pd.read_csv(prof)).to_csv(prof, index=False)
-    out = tmp / "r.csv"
+    out = tmp / "r"
     code = main(["recourses", "--pool", str(pool), "--profiles", str(prof), "--out", str(out)])
     assert code == 2
     err = capsys.readouterr().err
@@ -115,7 +115,7 @@ def test_bad_arguments(files, capsys):
                 "--design",
                 "best:1",
                 "--out",
-                str(tmp / "r.csv"),
+                str(tmp / "r"),
             ]
         )
         == 2
@@ -130,14 +130,20 @@ def test_bad_arguments(files, capsys):
                 "--profiles",
                 str(prof),
                 "--out",
-                str(tmp / "no" / "r.csv"),
+                str(tmp / "no" / "r"),
             ]
         )
         == 2
     )
-    assert "output folder does not exist" in capsys.readouterr().err
+    assert f"folder {tmp / 'no'} does not exist" in capsys.readouterr().err
+    # --out is a folder: a file name (the old convention) is refused, naming the convention
+    args = ["recourses", "--pool", str(pool), "--profiles", str(prof), "--out"]
+    assert main([*args, str(tmp / "r.csv")]) == 2
+    assert "--out takes a folder" in capsys.readouterr().err
+    assert main([*args, str(pool)]) == 2
+    assert "exists and is not a folder" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
-        main(["synth-pool", "--n", "-3", "--out", str(tmp / "p.csv")])
+        main(["synth-pool", "--n", "-3", "--out", str(tmp / "p")])
     assert exc.value.code == 2
     assert "must be a non-negative integer" in capsys.readouterr().err
     assert (
@@ -151,12 +157,13 @@ def test_bad_arguments(files, capsys):
                 "--profiles",
                 str(prof),
                 "--out",
-                str(tmp / "r.csv"),
+                str(tmp / "r"),
             ]
         )
         == 2
     )
     assert "cannot read schema" in capsys.readouterr().err
+    assert sorted(q.name for q in tmp.iterdir()) == ["pool.csv", "prof.csv"]
 
 
 def test_train_model_and_use_it(files, capsys):
@@ -164,9 +171,9 @@ def test_train_model_and_use_it(files, capsys):
     frame = pd.read_csv(pool)
     frame["ok"] = (frame["position"] >= 3).astype(int)
     frame.to_csv(pool, index=False)
-    model = tmp / "m.joblib"
-    assert main(["train-model", "--pool", str(pool), "--label", "ok", "--out", str(model)]) == 0
-    out = tmp / "r.csv"
+    assert main(["train-model", "--pool", str(pool), "--label", "ok", "--out", str(tmp / "m")]) == 0
+    model = tmp / "m" / "model.joblib"
+    out = tmp / "r"
     assert (
         main(
             [
@@ -181,12 +188,12 @@ def test_train_model_and_use_it(files, capsys):
                 "sparsest:2",
                 "--out",
                 str(out),
-                "--quiet",
+                "--no-progress",
             ]
         )
         == 0
     )
-    r = pd.read_csv(out)
+    r = pd.read_csv(out / "recourses.csv")
     from recourse_engine import load_model
 
     trained = load_model(model, carloan_schema())
@@ -205,8 +212,8 @@ def test_experiment_is_still_listed_and_forwards_to_analysis(tmp_path):
     helped = _engine("experiment", "--help")
     assert helped.returncode == 0, helped.stderr
     assert helped.stderr.splitlines() == [
-        "note: `python -m recourse_engine experiment` has moved to `python -m analysis "
-        "experiment`; running it there"
+        "note: `recourse-engine experiment` has moved to `recourse-analysis experiment` "
+        "(`python -m analysis experiment`); running it there"
     ]
     assert helped.stdout.startswith("usage: python -m analysis experiment")
     assert "--epochs" in helped.stdout

@@ -60,7 +60,7 @@ def test_summary_dict_layout_and_cli_json(fitted, tmp_path):
     assert list(summary["smooth"]) == ["s(sparsity)", "s(participant)", "s(participant,sparsity)"]
     for row in summary["smooth"].values():
         assert set(row) == {"edf", "ref_df", "F", "p"}
-    src, out = tmp_path / "in.csv", tmp_path / "out.json"
+    src, out = tmp_path / "in.csv", tmp_path / "out"
     data.to_csv(src, index=False)
     r = subprocess.run(
         [
@@ -76,7 +76,7 @@ def test_summary_dict_layout_and_cli_json(fitted, tmp_path):
             "sparsity",
             "--participant",
             "participant",
-            "--json",
+            "--out",
             str(out),
         ],
         cwd=ROOT,
@@ -85,7 +85,8 @@ def test_summary_dict_layout_and_cli_json(fitted, tmp_path):
         timeout=300,
     )
     assert r.returncode == 0, r.stderr
-    written = json.loads(out.read_text())
+    written = json.loads((out / "gamm.json").read_text())
+    assert (out / "summary.txt").read_text().startswith("Family: gaussian")
     assert written["n"] == summary["n"]
     assert written["aic"] == pytest.approx(summary["aic"], rel=1e-9)
     assert written["smooth"]["s(sparsity)"]["F"] == pytest.approx(

@@ -69,7 +69,7 @@ def test_cli_bad_ratings_exit_2_and_write_nothing(tmp_path):
     d.loc[4, "y"] = 9
     src = tmp_path / "in.csv"
     d.to_csv(src, index=False)
-    out = tmp_path / "out.json"
+    out = tmp_path / "out"
     r = _cli(
         "gamm",
         "--input",
@@ -80,7 +80,7 @@ def test_cli_bad_ratings_exit_2_and_write_nothing(tmp_path):
         "x",
         "--participant",
         "uid",
-        "--json",
+        "--out",
         str(out),
     )
     assert r.returncode == 2
@@ -94,7 +94,9 @@ def test_cli_bad_ratings_exit_2_and_write_nothing(tmp_path):
         (["--input", "{missing}"], "no such file"),
         (["--input", "{empty}"], "empty"),
         (["--input", "{good}", "--outcome", "nope"], "missing column"),
-        (["--input", "{good}", "--json", "{tmp}/no/such/dir/out.json"], "does not exist"),
+        (["--input", "{good}", "--out", "{tmp}/no/such/dir/out"], "does not exist"),
+        (["--input", "{good}", "--out", "{tmp}/out.json"], "--out takes a folder"),
+        (["--input", "{good}", "--json", "{tmp}/out.json"], "replaced by --out DIR"),
         (["--input", "{good}", "--k", "1"], "--k must be"),
     ],
 )

@@ -17,11 +17,11 @@ DATA = str(FIX / "study_methods.csv")
 
 def test_formula_cli_writes_mgcv_numbers(tmp_path):
     ref = json.loads((FIX / "comparison_by.json").read_text())
-    out = tmp_path / "out.json"
+    out = tmp_path / "out"
     formula = ref["formula"].replace('"', "'")  # either kind of quotes
-    r = run_analysis("gamm", "--input", DATA, "--formula", formula, "--json", str(out))
+    r = run_analysis("gamm", "--input", DATA, "--formula", formula, "--out", str(out))
     assert r.returncode == 0, r.stderr
-    got = json.loads(out.read_text())
+    got = json.loads((out / "gamm.json").read_text())
     for key in ("parametric", "smooth", "aic", "reml", "scale", "r_sq", "dev_expl", "n"):
         assert key in got
     assert got["n"] == ref["n"]
@@ -38,12 +38,12 @@ def test_formula_cli_writes_mgcv_numbers(tmp_path):
 
 def test_ml_method_flag(tmp_path, capsys):
     ref = json.loads((FIX / "comparison_ml0.json").read_text())
-    out = tmp_path / "ml.json"
+    out = tmp_path / "ml"
     code = main(
-        ["gamm", "--input", DATA, "--formula", ref["formula"], "--method", "ML", "--json", str(out)]
+        ["gamm", "--input", DATA, "--formula", ref["formula"], "--method", "ML", "--out", str(out)]
     )
     assert code == 0, capsys.readouterr().err
-    got = json.loads(out.read_text())
+    got = json.loads((out / "gamm.json").read_text())
     assert got["method"] == "ML" and abs(got["reml"] - ref["reml"]) < 1e-3
 
 
@@ -57,8 +57,8 @@ def test_ml_method_flag(tmp_path, capsys):
     ],
 )
 def test_bad_formula_exits_2_names_term_writes_nothing(tmp_path, capsys, formula, needle):
-    out = tmp_path / "out.json"
-    code = main(["gamm", "--input", DATA, "--formula", formula, "--json", str(out)])
+    out = tmp_path / "out"
+    code = main(["gamm", "--input", DATA, "--formula", formula, "--out", str(out)])
     err = capsys.readouterr().err
     assert code == 2
     assert needle in err and err.count("\n") == 1

@@ -28,7 +28,7 @@ def population_csv(tmp_path):
 
 
 def _argv(path, out, features: str = "a,b", *extra: str, group: str = "gender") -> list[str]:
-    """`segregation` on the CSV at path, writing out; extra flags after the required ones."""
+    """`segregation` on the CSV at path, writing into folder out; extra flags after."""
     return [
         "segregation",
         "--input",
@@ -37,7 +37,7 @@ def _argv(path, out, features: str = "a,b", *extra: str, group: str = "gender") 
         group,
         "--features",
         features,
-        "--json",
+        "--out",
         str(out),
         *extra,
     ]
@@ -45,10 +45,10 @@ def _argv(path, out, features: str = "a,b", *extra: str, group: str = "gender") 
 
 def test_cli_writes_the_indices(population_csv, tmp_path):
     path, frame = population_csv
-    out = tmp_path / "out.json"
+    out = tmp_path / "out"
     rc = main(_argv(path, out, "a,b", "--units", "area"))
     assert rc == 0
-    got = json.loads(out.read_text())
+    got = json.loads((out / "indices.json").read_text())
     assert set(got) == {"n", "minority", "eps", "centralization", "atkinson", "avg_proximity"}
     X = frame[["a", "b"]].to_numpy()
     is_min = frame["gender"].to_numpy() == "female"
@@ -64,14 +64,14 @@ def test_cli_eps_options(population_csv, tmp_path):
     path, frame = population_csv
     X = frame[["a", "b", "c"]].to_numpy()
     is_min = frame["gender"].to_numpy() == "female"
-    out = tmp_path / "o.json"
+    out = tmp_path / "o"
     base = _argv(path, out, "a,b,c", "--clusters", "4")
     assert main([*base, "--eps-quantile", "0.1", "--eps-with-self-pairs"]) == 0
-    assert json.loads(out.read_text())["eps"] == pytest.approx(
+    assert json.loads((out / "indices.json").read_text())["eps"] == pytest.approx(
         ref.eps(X, is_min, 0.1, with_self=True), abs=1e-9
     )
     assert main([*base, "--eps", "0.75", "--minority", "male"]) == 0
-    got = json.loads(out.read_text())
+    got = json.loads((out / "indices.json").read_text())
     assert got["eps"] == 0.75 and got["minority"] == "male"
     assert got["centralization"] == pytest.approx(ref.centralization(X, ~is_min, 0.75), abs=1e-9)
 
@@ -99,7 +99,7 @@ def test_cli_bad_input_exits_2_and_writes_nothing(
     path, frame = population_csv
     if edit is not None:
         edit(frame).to_csv(path, index=False)
-    out = tmp_path / "never.json"
+    out = tmp_path / "never"
     argv = _argv(path, out)
     for flag, value in zip(args[::2], args[1::2], strict=True):
         if flag in argv:
@@ -113,16 +113,16 @@ def test_cli_bad_input_exits_2_and_writes_nothing(
 
 
 def test_cli_missing_file_and_folder(tmp_path, capsys):
-    assert main(_argv(tmp_path / "none.csv", tmp_path / "o.json", "a", group="g")) == 2
+    assert main(_argv(tmp_path / "none.csv", tmp_path / "o", "a", group="g")) == 2
     assert "no such file" in capsys.readouterr().err
     (tmp_path / "x.csv").write_text("a,g\n1,x\n2,y\n")
-    assert main(_argv(tmp_path / "x.csv", tmp_path / "nofolder" / "o.json", "a", group="g")) == 2
+    assert main(_argv(tmp_path / "x.csv", tmp_path / "nofolder" / "o", "a", group="g")) == 2
     assert "does not exist" in capsys.readouterr().err
 
 
 def test_cli_runs_as_a_module(population_csv, tmp_path):
     path, _ = population_csv
-    out = tmp_path / "m.json"
+    out = tmp_path / "m"
     done = subprocess.run(
         [
             sys.executable,

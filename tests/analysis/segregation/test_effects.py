@@ -152,7 +152,7 @@ def test_effects_bad_input(tmp_path, capsys, export_dir):
         ["effects", "--export", str(tmp_path / "none"), "--group", "gender", "--out", str(out)],
         capsys,
     )
-    assert rc == 2 and "not a folder" in err
+    assert rc == 2 and "none: no such file or folder" in err
     rc, err = _run([*base, "--group", "gender", "--bootstrap", "0"], capsys)
     assert rc == 2 and "--bootstrap" in err
     rc, err = _run([*base, "--group", "gender", "--groups", "female"], capsys)

@@ -1,0 +1,89 @@
+"""The one command-line convention of `recourse-engine`, `recourse-analysis` (and `python -m
+recourse_engine` / `python -m analysis`):
+
+* `--out DIR` is always a folder: created when missing (its parent must exist), the command
+  writes its files under fixed names inside it and prints what it wrote;
+* `--no-progress` turns the progress bars off (they are drawn only on a terminal anyway);
+* bad input ends the command with one `error:` line on stderr, exit status 2, and nothing
+  written.
+
+Shared here so that the engine's command line and the analysis's cannot drift apart (the
+analysis may import the engine, never the other way round).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+#: suffixes that show an `--out` value was meant as a file name (the old convention)
+FILE_SUFFIXES = (".csv", ".json", ".joblib", ".pt", ".md", ".html", ".png", ".txt")
+
+
+class OutFolderError(ValueError):
+    """An `--out` value that cannot be the output folder; the message says why."""
+
+
+def prog(module: str) -> str:
+    """The program name for help and usage: the console script's own name when run as one
+    (`recourse-analysis`), else `python -m MODULE`."""
+    name = Path(sys.argv[0]).name if sys.argv and sys.argv[0] else ""
+    if not name or name in ("__main__.py", "-c", "-m") or name.endswith(".py"):
+        return f"python -m {module}"
+    return name
+
+
+def add_out_folder(parser: argparse.ArgumentParser, writes: str, required: bool = True) -> None:
+    """`--out DIR`, saying which files the command writes inside it."""
+    parser.add_argument(
+        "--out",
+        required=required,
+        type=Path,
+        metavar="DIR",
+        help=f"output folder, created if missing; the command writes {writes} inside it",
+    )
+
+
+def add_progress_flag(parser: argparse.ArgumentParser, legacy_quiet: bool = False) -> None:
+    """`--no-progress` (and, where a command had it, `--quiet` as a hidden alias)."""
+    parser.add_argument(
+        "--no-progress", action="store_true", help="no progress bars (drawn only on a terminal)"
+    )
+    if legacy_quiet:
+        parser.add_argument(
+            "--quiet", dest="no_progress", action="store_true", help=argparse.SUPPRESS
+        )
+
+
+def check_out_folder(path: Path | str) -> Path:
+    """The output folder `path`, checked but not created: not an existing file, not a file
+    name, and inside an existing folder. Raises OutFolderError."""
+    out = Path(path)
+    if out.exists() and not out.is_dir():
+        raise OutFolderError(f"--out {out}: exists and is not a folder (--out takes a folder)")
+    if not out.exists() and out.suffix.lower() in FILE_SUFFIXES:
+        raise OutFolderError(
+            f"--out {out}: looks like a file name; --out takes a folder and the command "
+            "names the files inside it"
+        )
+    parent = out.parent if str(out.parent) else Path(".")
+    if not parent.is_dir():
+        raise OutFolderError(f"--out {out}: folder {parent} does not exist")
+    return out
+
+
+def write_atomic(out: Path, write: Callable[[Path], None]) -> None:
+    """Write through a temporary file beside `out`, renamed into place when complete."""
+    out.parent.mkdir(exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    os.close(fd)
+    try:
+        write(Path(tmp))
+        os.replace(tmp, out)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

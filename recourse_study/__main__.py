@@ -1,0 +1,5 @@
+import sys
+
+from recourse_study import main
+
+sys.exit(main())

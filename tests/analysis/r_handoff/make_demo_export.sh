@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# Makes demo_export/: the platform's own export of the demo method-comparison study (the
+# README's "Comparing recourse methods" commands: 60 simulated participants, SQLite, eager
+# tasks), used by the R hand-off test and the notebooks under examples/ as small real data.
+# Run from anywhere: tests/analysis/r_handoff/make_demo_export.sh
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+root="$(cd "$here/../../.." && pwd)"
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export STUDYAPP_VAR_DIR="$work/var"
+cd "$work"
+"$root/.venv/bin/recourse-study" migrate -v0
+"$root/.venv/bin/recourse-study" create_demo_study --design comparison >/dev/null
+"$root/.venv/bin/recourse-study" simulate_participants comparison --n 60 --eager >/dev/null
+"$root/.venv/bin/recourse-study" export_study comparison --out export
+rm -rf "$here/demo_export"
+cp -r export "$here/demo_export"
