@@ -39,7 +39,7 @@ import dataclasses
 import math
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -89,18 +89,8 @@ METRICS = (
 MORE_IS_WORSE = {"centralization": True, "atkinson": True, "avg_proximity": False}
 
 
-def _fair_rl() -> type[RecourseMethod]:
-    from recourse_engine.methods.fair_rl import FairRL
-
-    return FairRL
-
-
-#: methods not (yet) in the engine's strategy table, looked up here until they are
-LOCAL_METHODS: dict[str, Callable[[], type[RecourseMethod]]] = {"fair_rl": _fair_rl}
-
-
 def known_methods() -> list[str]:
-    return [*METHODS, *(m for m in LOCAL_METHODS if m not in METHODS)]
+    return list(METHODS)
 
 
 def method_class(label: str) -> type[RecourseMethod]:
@@ -108,8 +98,6 @@ def method_class(label: str) -> type[RecourseMethod]:
     base = label.split("/", 1)[0]
     if base in METHODS:
         return METHODS[base]
-    if base in LOCAL_METHODS:
-        return LOCAL_METHODS[base]()
     raise MethodError(f"unknown method {base!r}; known: {', '.join(known_methods())}")
 
 
