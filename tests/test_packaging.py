@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("recourse_engine", "analysis", "studyapp", "recourse_study")
 COMMANDS = ("recourse-engine", "recourse-analysis", "recourse-study")
 FIXTURE = ROOT / "tests" / "analysis" / "gamm" / "fixtures" / "study_steep.csv"
-EXPORT = ROOT / "tests" / "analysis" / "r_handoff" / "demo_export"
+EXPORT = ROOT / "examples" / "data" / "demo_export"
 
 pytestmark = pytest.mark.slow
 

@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
-# Makes demo_export/: the platform's own export of the demo method-comparison study (the
+# Makes demo_export/ beside this script: the platform's own export of the demo method-comparison study (the
 # README's "Comparing recourse methods" commands: 60 simulated participants, SQLite, eager
-# tasks), used by the R hand-off test and the notebooks under examples/ as small real data.
-# Run from anywhere: tests/analysis/r_handoff/make_demo_export.sh
+# tasks), small real data for the notebooks under examples/ and the R hand-off test.
+# Run from anywhere: examples/data/make_demo_export.sh
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-root="$(cd "$here/../../.." && pwd)"
+root="$(cd "$here/../.." && pwd)"
 work="$(mktemp -d)"
 trap 'rm -rf "$work"' EXIT
 export STUDYAPP_VAR_DIR="$work/var"
