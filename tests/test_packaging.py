@@ -78,6 +78,7 @@ def test_the_wheel_holds_the_packages_and_their_data(installed):
         assert f"{pkg}/__init__.py" in names, pkg
     assert "recourse_engine/data/carloan_schema.json" in names
     assert "analysis/r/analysis.R" in names
+    assert "recourse_engine/data/datasets/adult.data.gz" in names
     assert "studyapp/static/studyapp/study.css" in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry).decode()

