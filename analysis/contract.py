@@ -22,6 +22,7 @@ from typing import Any, NamedTuple, Protocol
 #: the files of an export folder (the two tables also come as `.parquet`)
 EVALUATIONS = "evaluations"
 PARTICIPANTS = "participants"
+PAGE_VISITS = "page_visits"
 CODEBOOK = "codebook.csv"
 SCHEMA = "schema.json"
 CODEBOOK_COLUMNS = ("file", "column", "type", "allowed", "description")
@@ -90,6 +91,7 @@ STATE_OUTCOME: dict[str, str] = {
     "quota_full": "quota_full",
     "failed_attention": "failed_attention",
     "withdrawn": "withdrew",
+    "declined": "declined_consent",
 }
 #: the outcome of every state not in STATE_OUTCOME: still on the way
 UNFINISHED = "incomplete"
@@ -225,6 +227,47 @@ _ALL = (
     Column("flag_reason", "string", "why the case was flagged"),
     Column("started_at", "datetime", "time the participant opened the study link", ISO_UTC),
     Column("finished_at", "datetime", "time the participation ended", ISO_UTC),
+    Column(
+        "assignment",
+        "string",
+        "how the condition was assigned: least_filled, or block_random:<block number>",
+    ),
+    Column(
+        "is_test",
+        "integer",
+        "a preview or bot participant (exported only when test participants are asked for)",
+        "0; 1",
+    ),
+    Column(
+        "wait_timeouts",
+        "integer",
+        "times the waiting page timed out for the participant (each re-queued the task)",
+        ">=0",
+    ),
+    Column(
+        "items_order",
+        "string",
+        "researcher-defined items of the evaluation page in the order shown",
+        joined=True,
+    ),
+    Column(
+        "items_order_pre",
+        "string",
+        "items of the questionnaire before the scenario in the order shown",
+        joined=True,
+    ),
+    Column(
+        "items_order_post",
+        "string",
+        "items of the questionnaire after the evaluations in the order shown",
+        joined=True,
+    ),
+    Column("page", "string", "page of the study (evaluation-N: plan N)"),
+    Column("entered_at", "datetime", "first time the participant was shown the page", ISO_UTC),
+    Column("exited_at", "datetime", "time the page was submitted (empty: never)", ISO_UTC),
+    Column("seconds", "float", "seconds from entered_at to exited_at", ">=0"),
+    Column("views", "integer", "times the page was shown (reloads included)", ">=1"),
+    Column("timeout", "integer", "the page submitted itself when its time-out expired", "0; 1"),
 )
 #: every fixed column of every file by name; a name means the same in each file it is in
 COLUMNS: dict[str, Column] = {c.name: c for c in _ALL}
@@ -302,6 +345,20 @@ PARTICIPANT_COLUMNS = (
     "flag_reason",
     "started_at",
     "finished_at",
+    "assignment",
+    "is_test",
+    "wait_timeouts",
+)
+#: page_visits.csv: one row per page a participant was shown (paradata)
+PAGE_VISIT_COLUMNS = (
+    "study",
+    "participant",
+    "page",
+    "entered_at",
+    "exited_at",
+    "seconds",
+    "views",
+    "timeout",
 )
 
 
@@ -309,8 +366,9 @@ PARTICIPANT_COLUMNS = (
 PROFILE_PREFIX = "x_"
 COUNTERFACTUAL_PREFIX = "cf_"
 SCREENING_PREFIX = "screen_"
-#: named by DESIGN.md § Export (researcher-defined evaluation items, qualitative codes); no
-#: writer produces them yet, so the codebook refuses them until one does
+#: researcher-defined items (one column each: evaluations.csv for the evaluation page's items,
+#: participants.csv for the questionnaires'); qualitative codes are named by DESIGN.md §
+#: Export but no writer produces them yet, so the codebook refuses them until one does
 QUESTION_PREFIX = "q_"
 CODE_PREFIX = "code_"
 ITEM_PREFIXES = (PROFILE_PREFIX, COUNTERFACTUAL_PREFIX)
@@ -366,26 +424,50 @@ def screening_entry(question: Mapping[str, Any]) -> Entry:
     )
 
 
-def evaluation_columns(items: Sequence[str], *, with_text: bool = False) -> list[str]:
-    """evaluations.csv's columns for a schema's item keys."""
+def question_entry(
+    kind: str, allowed: str, label: str, *, page: str, item_type: str, required: bool
+) -> Entry:
+    """A `q_<key>` column: the answer to a researcher-defined item."""
+    need = "required" if required else "optional (empty: not answered)"
+    return Entry(kind, allowed, f"{label} ({item_type} item on the {page} page, {need})")
+
+
+def evaluation_columns(
+    items: Sequence[str], *, with_text: bool = False, questions: Sequence[str] = ()
+) -> list[str]:
+    """evaluations.csv's columns for a schema's item keys (and the evaluation page's
+    researcher-defined item keys, when it has any)."""
     fixed = [c for c in EVALUATION_COLUMNS if with_text or c not in TEXT_COLUMNS]
+    extra = [*(QUESTION_PREFIX + k for k in questions), "items_order"] if questions else []
     return [
         *fixed,
         *(PROFILE_PREFIX + k for k in items),
         *(COUNTERFACTUAL_PREFIX + k for k in items),
         *RECOURSE_COLUMNS,
+        *extra,
     ]
 
 
 def participant_columns(
-    items: Sequence[str], screening: Sequence[str], *, with_panel_ids: bool = False
+    items: Sequence[str],
+    screening: Sequence[str],
+    *,
+    with_panel_ids: bool = False,
+    questions: Mapping[str, Sequence[str]] | None = None,
 ) -> list[str]:
-    """participants.csv's columns for a schema's item keys and screening question keys."""
+    """participants.csv's columns for a schema's item keys and screening question keys;
+    `questions`: the questionnaire pages' researcher-defined item keys ({"pre": [...],
+    "post": [...]}), each page's answers followed by the order it showed them in."""
     fixed = [c for c in PARTICIPANT_COLUMNS if with_panel_ids or c not in PANEL_COLUMNS]
     cut = fixed.index("outcome") + 1
+    extra: list[str] = []
+    for page, keys in (questions or {}).items():
+        if keys:
+            extra += [*(QUESTION_PREFIX + k for k in keys), f"items_order_{page}"]
     return [
         *fixed[:cut],
         *(SCREENING_PREFIX + k for k in screening),
         *fixed[cut:],
         *(PROFILE_PREFIX + k for k in items),
+        *extra,
     ]

@@ -17,7 +17,23 @@ from django.db import models
 STUDY_LANGUAGES = (("en", "English"), ("ja", "日本語 (Japanese)"))
 
 #: how a participant can leave a study; each outcome has its own completion code and redirect
-OUTCOMES = ("completed", "screened_out", "quota_full", "failed_attention", "withdrew")
+OUTCOMES = (
+    "completed", "screened_out", "quota_full", "failed_attention", "withdrew", "declined_consent",
+)  # fmt: skip
+#: page orders a study can have: consent first (new studies), or screening first (studies
+#: made before consent came first keep it)
+PAGE_ORDERS = (
+    ("consent_first", "Welcome, consent, screening, ..."),
+    (
+        "screening_first",
+        "Welcome, screening, consent, ... (studies made before consent came first)",
+    ),
+)
+#: how newcomers are assigned to conditions
+ASSIGNMENTS = (
+    ("least_filled", "Least-filled condition (ties: position, then name)"),
+    ("block_random", "Block-randomised (each block of k arrivals: every condition once, shuffled)"),
+)
 
 
 def new_access_code() -> str:
@@ -105,6 +121,20 @@ class Study(models.Model):
     attention_rule = models.CharField(
         max_length=10, choices=AttentionRule.choices, default=AttentionRule.END
     )
+    page_order = models.CharField(max_length=20, choices=PAGE_ORDERS, default="consent_first")
+    questions = models.JSONField(
+        default=list, blank=True, help_text="Researcher-defined items (studies/questions.py)."
+    )
+    random_item_order = models.JSONField(
+        default=list, blank=True, help_text="Pages whose researcher items are shuffled."
+    )
+    assignment = models.CharField(max_length=20, choices=ASSIGNMENTS, default="least_filled")
+    waiting_timeout_s = models.PositiveIntegerField(
+        default=60, help_text="Seconds on the waiting page before the time-out message."
+    )
+    page_timeouts = models.JSONField(
+        default=dict, blank=True, help_text="Page type -> seconds before it submits itself."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -166,16 +196,19 @@ class Participant(models.Model):
     class State(models.TextChoices):
         SCREENING = "screening", "Screening"
         CONSENT = "consent", "Consent"
+        QUESTIONS_PRE = "questions_pre", "Questionnaire before the scenario"
         SCENARIO = "scenario", "Scenario"
         PROFILE = "profile", "Profile"
         WAITING = "waiting", "Waiting for recourses"
         EVALUATING = "evaluating", "Evaluating"
+        QUESTIONS_POST = "questions_post", "Questionnaire after the evaluations"
         COMPLETED = "completed", "Completed"
         SCREENED_OUT = "screened_out", "Screened out"
         NO_RECOURSE = "no_recourse", "No admissible recourse"
         QUOTA_FULL = "quota_full", "Quota full"
         FAILED_ATTENTION = "failed_attention", "Failed attention check"
         WITHDRAWN = "withdrawn", "Withdrew"
+        DECLINED = "declined", "Declined consent"
 
     class Generation(models.TextChoices):
         NONE = "", "Not requested"
@@ -188,6 +221,12 @@ class Participant(models.Model):
     study = models.ForeignKey(Study, on_delete=models.PROTECT, related_name="participants")
     code = models.CharField(max_length=40, unique=True, default=new_access_code)
     condition = models.CharField(max_length=60, blank=True, default="")
+    assignment = models.CharField(
+        max_length=40, blank=True, default="", help_text="How the condition was assigned."
+    )
+    is_test = models.BooleanField(
+        default=False, help_text="Preview or bot: left out of quotas, monitor, export."
+    )
     state = models.CharField(max_length=20, choices=State.choices, default=State.SCREENING)
     recruitment_id = models.CharField(
         max_length=100, blank=True, default="", help_text="Panel id (e.g. PROLIFIC_PID)."
@@ -197,6 +236,8 @@ class Participant(models.Model):
     )
     attention = models.JSONField(default=dict, blank=True, help_text="Check key -> answer.")
     attention_failures = models.PositiveSmallIntegerField(default=0)
+    answers = models.JSONField(default=dict, blank=True, help_text="Questionnaire item -> answer.")
+    item_orders = models.JSONField(default=dict, blank=True, help_text="Page -> items as shown.")
     screening = models.JSONField(default=dict, blank=True)
     age = models.PositiveSmallIntegerField(null=True, blank=True)
     gender = models.CharField(max_length=40, blank=True, default="")
@@ -214,6 +255,10 @@ class Participant(models.Model):
     generation_finished_at = models.DateTimeField(null=True, blank=True)
     generation_attempts = models.PositiveSmallIntegerField(default=0)
     generation_error = models.TextField(blank=True, default="")
+    wait_timeouts = models.PositiveSmallIntegerField(
+        default=0, help_text="Times the waiting page timed out (each re-queues a stuck task)."
+    )
+    requeued_at = models.DateTimeField(null=True, blank=True)
     flagged = models.BooleanField(default=False)
     flag_reason = models.CharField(max_length=300, blank=True, default="")
     created_at = models.DateTimeField(auto_now_add=True)
@@ -317,6 +362,8 @@ class Evaluation(models.Model):
     impossible = models.JSONField(default=list, help_text="Changed items marked impossible.")
     action = models.PositiveSmallIntegerField(validators=SCALE)
     action_why = models.TextField(blank=True, default="")
+    answers = models.JSONField(default=dict, blank=True, help_text="Researcher item -> answer.")
+    item_order = models.JSONField(default=list, blank=True, help_text="Researcher items as shown.")
     seconds_on_page = models.FloatField()
     submitted_at = models.DateTimeField(auto_now_add=True)
 
@@ -342,6 +389,7 @@ class PageVisit(models.Model):
     entered_at = models.DateTimeField()
     exited_at = models.DateTimeField(null=True, blank=True)
     views = models.PositiveIntegerField(default=1)
+    timeout_happened = models.BooleanField(default=False)
 
     class Meta:
         ordering = ["participant", "entered_at"]

@@ -17,7 +17,7 @@ from rest_framework.views import APIView
 
 from studyapp.api import data_serializers as ds
 from studyapp.api.filters import EvaluationFilter, ParticipantFilter
-from studyapp.api.params import SLUG, WITH_PANEL_IDS, WITH_TEXT, Pages, flag
+from studyapp.api.params import SLUG, WITH_PANEL_IDS, WITH_TEST, WITH_TEXT, Pages, flag
 from studyapp.api.permissions import IsResearcher, require_owner, visible_study
 from studyapp.api.schema import ApiSchema
 from studyapp.models import Evaluation, Participant, Study
@@ -128,7 +128,7 @@ class ExportView(StudyScoped, APIView):
 
     @extend_schema(
         summary="The study's export as a streamed ZIP (CSV, Parquet, codebook)",
-        parameters=[SLUG, WITH_PANEL_IDS, WITH_TEXT],
+        parameters=[SLUG, WITH_PANEL_IDS, WITH_TEXT, WITH_TEST],
         responses={
             (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="ZIP"),
         },
@@ -138,9 +138,9 @@ class ExportView(StudyScoped, APIView):
 
         study = self.study
         panel = _panel_ids(request, study)
-        text = flag(request, "with_text")
+        text, test = flag(request, "with_text"), flag(request, "with_test")
         response = StreamingHttpResponse(
-            export_zip_stream(study, with_panel_ids=panel, with_text=text),
+            export_zip_stream(study, with_panel_ids=panel, with_text=text, with_test=test),
             content_type="application/zip",
         )
         response["Content-Disposition"] = f'attachment; filename="{study.slug}-export.zip"'
@@ -164,3 +164,21 @@ class MonitorView(StudyScoped, APIView):
         from studyapp.studies.monitor import study_monitor
 
         return Response(study_monitor(self.study))
+
+
+class PageVisitView(StudyScoped, APIView):
+    """page_visits.csv as JSON: one row per page a participant was shown (paged)."""
+
+    @extend_schema(
+        summary="Page visits (paradata): participant, page, entered, exited, seconds, views, "
+        "time-out; the export's page_visits.csv rows",
+        parameters=[SLUG, WITH_TEST],
+        responses={200: OpenApiTypes.OBJECT},
+    )
+    def get(self, request: Request, slug: str) -> Response:
+        from studyapp.export.tables import Tables
+
+        tables = Tables.of(self.study, with_test=flag(request, "with_test"))
+        paginator = Pages()
+        page = paginator.paginate_queryset(list(tables.page_visit_rows()), request, view=self)
+        return paginator.get_paginated_response(page)

@@ -40,6 +40,9 @@ WITH_PANEL_IDS = flag_parameter(
     "Include panel ids (recruitment_id, panel parameters). Owners only; others get 403.",
 )
 WITH_TEXT = flag_parameter("with_text", "Include the free-text reasons.")
+WITH_TEST = flag_parameter(
+    "with_test", "Include test participants (previews and bots; left out by default)."
+)
 
 
 class Pages(PageNumberPagination):

@@ -6,7 +6,13 @@ from django.urls import path
 from rest_framework.routers import SimpleRouter
 
 from studyapp.api.auth_views import DocsView, ResearcherTokenView, SchemaView
-from studyapp.api.data_views import EvaluationViewSet, ExportView, MonitorView, ParticipantViewSet
+from studyapp.api.data_views import (
+    EvaluationViewSet,
+    ExportView,
+    MonitorView,
+    PageVisitView,
+    ParticipantViewSet,
+)
 from studyapp.api.study_views import StudyViewSet
 
 router = SimpleRouter()
@@ -36,4 +42,5 @@ urlpatterns = [
     ),
     path(f"{STUDY}export/", ExportView.as_view(), name="api-export"),
     path(f"{STUDY}monitor/", MonitorView.as_view(), name="api-monitor"),
+    path(f"{STUDY}page-visits/", PageVisitView.as_view(), name="api-page-visits"),
 ]

@@ -164,6 +164,8 @@ WHITENOISE_USE_FINDERS = True
 
 SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+#: a lost form token shows the study's own page with a way back (not Django's bare 403)
+CSRF_FAILURE_VIEW = "studyapp.participation.views.csrf_failure"
 X_FRAME_OPTIONS = "DENY"
 
 # --- Celery ------------------------------------------------------------------------------

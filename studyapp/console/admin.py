@@ -22,7 +22,7 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from studyapp.console import admin_views
+from studyapp.console import admin_views, question_preview
 from studyapp.console.forms import StudyChangeForm, eligibility_field
 from studyapp.models import (
     Evaluation,
@@ -33,7 +33,7 @@ from studyapp.models import (
     Study,
     Withdrawal,
 )
-from studyapp.participation import withdrawal
+from studyapp.participation import preview, withdrawal
 from studyapp.studies import access, duplicate, updates
 from studyapp.studies import services as study_services
 from studyapp.studies.errors import StudyError
@@ -146,10 +146,20 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
             eligibility = [eligibility_field(q) for q in questions if q["type"] != "integer"]
         return [
             (None, {"fields": ["slug", "title", "state", "owner", "shared_with", "links"]}),
-            ("Participant pages", {"fields": ["language", "texts", "consent_version"]}),
+            (
+                "Participant pages",
+                {
+                    "fields": ["language", "page_order", "texts", "consent_version"]
+                    + ["waiting_timeout_s", "page_timeouts"]
+                },
+            ),
+            (
+                "Researcher-defined questions",
+                {"fields": ["questions", "random_item_order", "questions_preview"]},
+            ),
             ("Design and decision model", {"fields": design}),
             ("Eligibility (screening)", {"fields": eligibility}),
-            ("Conditions and quotas", {"fields": ["conditions", "quotas"]}),
+            ("Conditions and quotas", {"fields": ["assignment", "conditions", "quotas"]}),
             (
                 "Recruitment",
                 {"fields": ["outcome_codes", "panel_param", "assignment_timeout_minutes"]},
@@ -163,6 +173,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> Any:
         fixed = ["slug", "state", "owner", "links", "pool_summary", "schema_hash"]
+        fixed += ["questions_preview"]
         fixed += ["schema_summary", "eligibility"]
         if obj is not None and not access.is_owner(request.user, obj):
             fixed.append("shared_with")
@@ -234,12 +245,18 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
             return "-"
         return format_html(
             '<a href="{}">Monitor</a> · <a href="{}">Export (ZIP)</a> · <a href="{}">Pool</a> · '
-            '<a href="{}">Participant link</a>',
+            '<a href="{}">Participant link</a> · <a id="preview-link" href="{}">Preview (test '
+            "participant: left out of quotas, monitor and export)</a>",
             reverse("console-monitor", args=[obj.slug]),
             reverse("console-export", args=[obj.slug]),
             reverse("admin:studyapp_study_pool", args=[obj.pk]),
             reverse("start", args=[obj.slug]),
+            preview.preview_link(obj),
         )
+
+    @admin.display(description="Preview of the questions")
+    def questions_preview(self, obj: Study) -> str:
+        return question_preview.render(obj) if obj.pk else "-"
 
     @admin.display(description="Monitor")
     def monitor_link(self, obj: Study) -> str:

@@ -34,9 +34,10 @@ MAX_MODEL_BYTES = 64 * 1024 * 1024
 #: settings edited as JSON with the structured editor
 EDITED_AS_JSON = (
     "texts", "outcome_codes", "attention_checks", "conditions", "quotas", "method_params",
+    "questions", "random_item_order", "page_timeouts",
 )  # fmt: skip
 #: JSON settings that are objects (the others are lists)
-_JSON_OBJECTS = ("texts", "outcome_codes", "method_params")
+_JSON_OBJECTS = ("texts", "outcome_codes", "method_params", "page_timeouts")
 
 
 def _read_upload(f: Any, limit: int, what: str) -> bytes:
@@ -175,8 +176,22 @@ class StudyChangeForm(forms.ModelForm):
     texts = _json_field("texts", "Per language; a blank text falls back to the English one.")
     outcome_codes = _json_field("outcome_codes", "A completion code and return link per outcome.")
     attention_checks = _json_field("attention_checks", "Instructed-response items.")
-    conditions = _json_field("conditions", "Between-participant conditions (blank design: the study's).")
+    conditions = _json_field(
+        "conditions", "Between-participant conditions (blank design: the study's)."
+    )
     quotas = _json_field("quotas", "Cells: a condition, a screening answer (code or label), both.")
+    questions = _json_field(
+        "questions",
+        "Your own items: Likert, single or multiple choice, text, number, slider, attention "
+        "check; on a questionnaire before the scenario (pre), after the evaluations (post), or "
+        "on every plan's page (evaluation). Exported as q_<key> with a codebook entry.",
+    )
+    random_item_order = _json_field(
+        "random_item_order", "Pages whose items are shown in a random order (recorded)."
+    )
+    page_timeouts = _json_field(
+        "page_timeouts", "Seconds before a page submits itself with what was entered."
+    )
     method_params = forms.JSONField(
         required=False,
         help_text='Settings of the recourse methods the design names, e.g. {"wachter": '

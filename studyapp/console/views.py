@@ -14,6 +14,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET
 
+from studyapp.console.charts import monitor_charts
 from studyapp.export import export_zip_stream
 from studyapp.models import Participant, Study
 from studyapp.studies import access
@@ -52,6 +53,7 @@ def monitor_page(request: HttpRequest, slug: str) -> HttpResponse:
             "title": f"Monitor: {study.slug}",
             "study": study,
             "m": figures,
+            "charts": monitor_charts(figures),
             "states": states,
             "conditions": list(figures["by_condition"].items()),
             "refresh_seconds": REFRESH_SECONDS,
@@ -71,10 +73,10 @@ def monitor_json(request: HttpRequest, slug: str) -> JsonResponse:
 @staff_member_required
 def export_zip(request: HttpRequest, slug: str) -> StreamingHttpResponse:
     study = _study(request, slug)
-    panel, text = _flag(request, "panel"), _flag(request, "text")
+    panel, text, test = _flag(request, "panel"), _flag(request, "text"), _flag(request, "test")
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     response = StreamingHttpResponse(
-        export_zip_stream(study, with_panel_ids=panel, with_text=text),
+        export_zip_stream(study, with_panel_ids=panel, with_text=text, with_test=test),
         content_type="application/zip",
     )
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-export-{stamp}.zip"'

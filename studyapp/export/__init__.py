@@ -1,6 +1,7 @@
 """Study export: tidy tables (DESIGN.md § Export) and a codebook describing every column.
 
 `evaluations.csv` has one row per evaluation, `participants.csv` one per participant,
+`page_visits.csv` one per page a participant was shown (paradata),
 `codebook.csv` one per column of both, `schema.json` the study's schema (so analyses can
 decode item codes). The access code is never exported; panel ids (recruitment id, panel
 parameters) and free-text answers only when asked for. Columns, types and wording are the
@@ -13,7 +14,7 @@ and Parquet typing), `stream` (the streamed ZIP); callers need only the names be
 from studyapp.export.codebook import ExportError, codebook_frame
 from studyapp.export.files import export_study
 from studyapp.export.stream import export_zip_stream
-from studyapp.export.tables import evaluations_frame, participants_frame
+from studyapp.export.tables import evaluations_frame, page_visits_frame, participants_frame
 
 __all__ = [
     "ExportError",
@@ -21,5 +22,6 @@ __all__ = [
     "evaluations_frame",
     "export_study",
     "export_zip_stream",
+    "page_visits_frame",
     "participants_frame",
 ]

@@ -13,6 +13,7 @@ import pandas as pd
 from analysis import contract as c
 from studyapp.export.tables import Tables
 from studyapp.models import Participant, Study
+from studyapp.studies.questions import Question
 
 
 class ExportError(ValueError):
@@ -38,11 +39,36 @@ def study_facts(tables: Tables) -> dict[str, str]:
     }
 
 
-def codebook_frame(study: Study, columns: dict[str, list[str]]) -> pd.DataFrame:
+def question_entry(q: Question) -> c.Entry:
+    """A `q_<key>` column: type, allowed values (codes with their English labels, or the
+    bounds), and the question as the study asks it in English."""
+    if q.type in ("likert", "single", "attention"):
+        kind, allowed = "integer", c.labels(q.option_labels("en"))
+    elif q.type == "multi":
+        kind, allowed = "string", c.labels(q.option_labels("en")) + " (codes ';'-joined)"
+    elif q.type == "text":
+        kind, allowed = "string", f"free text, at most {q.max_length} characters"
+    else:
+        whole = q.type == "number" and q.decimals == 0
+        kind = "integer" if whole else "float"
+        allowed = f"{q.min:g}..{q.max:g}" + (
+            f" in steps of {q.step:g}" if q.type == "slider" else ""
+        )
+    if q.type == "attention":
+        allowed += f" (right answer: {q.answer})"
+    return c.question_entry(
+        kind, allowed, q.label("en"), page=q.page, item_type=q.type, required=q.required
+    )
+
+
+def codebook_frame(
+    study: Study, columns: dict[str, list[str]], tables: Tables | None = None
+) -> pd.DataFrame:
     """One row per column of each exported file: name, type, allowed values, description."""
-    tables = Tables.of(study)
+    tables = tables or Tables.of(study)
     facts = study_facts(tables)
     questions = {f"{c.SCREENING_PREFIX}{q['key']}": q for q in tables.questions}
+    items = {f"{c.QUESTION_PREFIX}{key}": q for key, q in tables.item_keys.items()}
     rows = []
     for file, cols in columns.items():
         for col in cols:
@@ -50,6 +76,8 @@ def codebook_frame(study: Study, columns: dict[str, list[str]]) -> pd.DataFrame:
                 entry = c.COLUMNS[col].entry(facts)
             elif col in questions:
                 entry = c.screening_entry(questions[col])
+            elif col in items:
+                entry = question_entry(items[col])
             elif col.startswith(c.ITEM_PREFIXES):
                 prefix = next(p for p in c.ITEM_PREFIXES if col.startswith(p))
                 entry = c.item_entry(prefix, tables.schema.item(col[len(prefix) :]))
@@ -61,4 +89,4 @@ def codebook_frame(study: Study, columns: dict[str, list[str]]) -> pd.DataFrame:
 
 def codebook_for(tables: Tables) -> pd.DataFrame:
     """The codebook of the files `tables` makes."""
-    return codebook_frame(tables.study, tables.columns)
+    return codebook_frame(tables.study, tables.columns, tables)

@@ -49,14 +49,19 @@ def export_study(
     parquet: bool = False,
     with_text: bool = False,
     with_panel_ids: bool = False,
+    with_test: bool = False,
 ) -> list[Path]:
-    """Write the export files into `out` (created if needed); all or nothing."""
+    """Write the export files into `out` (created if needed); all or nothing. `with_test`:
+    test participants (previews, bots) too."""
     import pyarrow.parquet as pq
 
-    tables = Tables.of(study, with_text=with_text, with_panel_ids=with_panel_ids)
+    tables = Tables.of(
+        study, with_text=with_text, with_panel_ids=with_panel_ids, with_test=with_test
+    )
     frames = {
         c.EVALUATIONS: tables.evaluation_frame(list(tables.evaluation_rows())),
         c.PARTICIPANTS: tables.participant_frame(list(tables.participant_rows())),
+        c.PAGE_VISITS: tables.page_visit_frame(list(tables.page_visit_rows())),
     }
     codebook = codebook_for(tables)
     out.mkdir(parents=True, exist_ok=True)

@@ -68,11 +68,14 @@ def export_zip_stream(
     *,
     with_panel_ids: bool = False,
     with_text: bool = False,
+    with_test: bool = False,
     parquet: bool = True,
     chunk_size: int = 2000,
 ) -> Iterator[bytes]:
     """The export as a ZIP, produced piece by piece (none empty) for a streaming response."""
-    tables = Tables.of(study, with_text=with_text, with_panel_ids=with_panel_ids)
+    tables = Tables.of(
+        study, with_text=with_text, with_panel_ids=with_panel_ids, with_test=with_test
+    )
     for piece in _zip_pieces(tables, parquet=parquet, chunk_size=chunk_size):
         if piece:
             yield piece
@@ -108,7 +111,7 @@ def _zip_pieces(tables: Tables, *, parquet: bool, chunk_size: int) -> Iterator[b
     codebook = codebook_for(tables)
     sink = _Sink()
     tmp = tempfile.TemporaryDirectory(prefix="export-")
-    names = (c.EVALUATIONS, c.PARTICIPANTS)
+    names = (c.EVALUATIONS, c.PARTICIPANTS, c.PAGE_VISITS)
     sources = {
         c.EVALUATIONS: (
             tables.evaluation_columns,
@@ -119,6 +122,11 @@ def _zip_pieces(tables: Tables, *, parquet: bool, chunk_size: int) -> Iterator[b
             tables.participant_columns,
             tables.participant_rows(chunk_size),
             tables.participant_frame,
+        ),
+        c.PAGE_VISITS: (
+            tables.page_visit_columns,
+            tables.page_visit_rows(chunk_size),
+            tables.page_visit_frame,
         ),
     }
     try:

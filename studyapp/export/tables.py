@@ -19,8 +19,9 @@ from django.db.models import Count, QuerySet
 from analysis import contract as c
 from recourse_engine import FeatureSchema
 from studyapp.generation import engine
-from studyapp.models import Evaluation, Participant, Study
-from studyapp.participation import screening
+from studyapp.models import Evaluation, PageVisit, Participant, Study
+from studyapp.participation import questionnaire, screening
+from studyapp.studies.questions import Question
 
 
 def _iso(value: Any) -> str:
@@ -43,42 +44,53 @@ def _recourse_value(value: Any) -> Any:
     return json.dumps(value, sort_keys=True) if isinstance(value, dict) else value
 
 
-def evaluation_values(study: Study) -> QuerySet[Evaluation]:
-    """The fields evaluations.csv is made of, one dict per evaluation."""
-    return (
-        Evaluation.objects.filter(participant__study=study)
-        .order_by("participant_id", "recourse__position")
-        .values(
-            "participant_id",
-            "participant__condition",
-            "participant__gender",
-            "participant__age",
-            "participant__income_jpy",
-            "participant__profile__values",
-            "recourse_id",
-            "recourse__strategy",
-            "recourse__position",
-            "recourse__sparsity",
-            "recourse__proximity",
-            *(f"recourse__{col}" for col in c.RECOURSE_COLUMNS),
-            "recourse__changed",
-            "recourse__values",
-            "impossible",
-            "acceptance",
-            "action",
-            "acceptance_why",
-            "action_why",
-            "seconds_on_page",
-            "submitted_at",
-        )
+def _answer_cell(value: Any) -> Any:
+    """A researcher item's answer as a CSV cell (multiple choice: codes ';'-joined)."""
+    if isinstance(value, list):
+        return ";".join(str(v) for v in value)
+    return value
+
+
+def evaluation_values(study: Study, *, with_test: bool = False) -> QuerySet[Evaluation]:
+    """The fields evaluations.csv is made of, one dict per evaluation (test participants'
+    only when asked for)."""
+    qs = Evaluation.objects.filter(participant__study=study)
+    if not with_test:
+        qs = qs.filter(participant__is_test=False)
+    return qs.order_by("participant_id", "recourse__position").values(
+        "participant_id",
+        "participant__condition",
+        "participant__gender",
+        "participant__age",
+        "participant__income_jpy",
+        "participant__profile__values",
+        "recourse_id",
+        "recourse__strategy",
+        "recourse__position",
+        "recourse__sparsity",
+        "recourse__proximity",
+        *(f"recourse__{col}" for col in c.RECOURSE_COLUMNS),
+        "recourse__changed",
+        "recourse__values",
+        "impossible",
+        "acceptance",
+        "action",
+        "acceptance_why",
+        "action_why",
+        "answers",
+        "item_order",
+        "seconds_on_page",
+        "submitted_at",
     )
 
 
-def participant_values(study: Study) -> QuerySet[Participant]:
+def participant_values(study: Study, *, with_test: bool = False) -> QuerySet[Participant]:
     """One dict per participant with the exported fields and its evaluation count."""
+    qs = Participant.objects.filter(study=study)
+    if not with_test:
+        qs = qs.filter(is_test=False)
     return (
-        Participant.objects.filter(study=study)
-        .order_by("pk")
+        qs.order_by("pk")
         .annotate(n_evaluations=Count("evaluations"))
         .values(
             "pk",
@@ -104,8 +116,27 @@ def participant_values(study: Study) -> QuerySet[Participant]:
             "flag_reason",
             "created_at",
             "finished_at",
+            "assignment",
+            "is_test",
+            "wait_timeouts",
+            "answers",
+            "item_orders",
         )
     )
+
+
+def page_visit_values(study: Study, *, with_test: bool = False) -> QuerySet[PageVisit]:
+    """One dict per page visit (paradata)."""
+    qs = PageVisit.objects.filter(participant__study=study)
+    if not with_test:
+        qs = qs.filter(participant__is_test=False)
+    return qs.order_by("participant_id", "entered_at", "pk").values(
+        "participant_id", "page", "entered_at", "exited_at", "views", "timeout_happened"
+    )
+
+
+def _visit_seconds(entered: Any, exited: Any) -> float | None:
+    return round((exited - entered).total_seconds(), 3) if entered and exited else None
 
 
 @dataclass
@@ -118,25 +149,53 @@ class Tables:
     questions: list[dict[str, Any]]
     with_text: bool = False
     with_panel_ids: bool = False
+    #: test participants (previews, bots) too
+    with_test: bool = False
 
     @classmethod
-    def of(cls, study: Study, *, with_text: bool = False, with_panel_ids: bool = False) -> Tables:
+    def of(
+        cls,
+        study: Study,
+        *,
+        with_text: bool = False,
+        with_panel_ids: bool = False,
+        with_test: bool = False,
+    ) -> Tables:
         return cls(
             study,
             engine.schema_of(study.schema),
             screening.questions(study.schema),
             with_text=with_text,
             with_panel_ids=with_panel_ids,
+            with_test=with_test,
         )
+
+    def items(self, page: str) -> list[Question]:
+        """The researcher-defined items of a page that are exported (free text only with
+        the free-text answers)."""
+        items = questionnaire.items_for(self.study, page)
+        return [q for q in items if self.with_text or q.type != "text"]
+
+    @property
+    def item_keys(self) -> dict[str, Question]:
+        return {q.key: q for page in ("pre", "post", "evaluation") for q in self.items(page)}
 
     @property
     def evaluation_columns(self) -> list[str]:
-        return c.evaluation_columns(self.schema.keys, with_text=self.with_text)
+        keys = [q.key for q in self.items("evaluation")]
+        return c.evaluation_columns(self.schema.keys, with_text=self.with_text, questions=keys)
 
     @property
     def participant_columns(self) -> list[str]:
         keys = [q["key"] for q in self.questions]
-        return c.participant_columns(self.schema.keys, keys, with_panel_ids=self.with_panel_ids)
+        pages = {page: [q.key for q in self.items(page)] for page in ("pre", "post")}
+        return c.participant_columns(
+            self.schema.keys, keys, with_panel_ids=self.with_panel_ids, questions=pages
+        )
+
+    @property
+    def page_visit_columns(self) -> list[str]:
+        return list(c.PAGE_VISIT_COLUMNS)
 
     @property
     def columns(self) -> dict[str, list[str]]:
@@ -144,18 +203,39 @@ class Tables:
         return {
             f"{c.EVALUATIONS}.csv": self.evaluation_columns,
             f"{c.PARTICIPANTS}.csv": self.participant_columns,
+            f"{c.PAGE_VISITS}.csv": self.page_visit_columns,
         }
 
     # --- rows -----------------------------------------------------------------------------
     def evaluation_rows(self, chunk_size: int | None = None) -> Iterator[dict[str, Any]]:
-        values = evaluation_values(self.study)
+        values = evaluation_values(self.study, with_test=self.with_test)
         for ev in values.iterator(chunk_size) if chunk_size else values:
             yield self._evaluation_row(ev)
 
     def participant_rows(self, chunk_size: int | None = None) -> Iterator[dict[str, Any]]:
-        values = participant_values(self.study)
+        values = participant_values(self.study, with_test=self.with_test)
         for p in values.iterator(chunk_size) if chunk_size else values:
             yield self._participant_row(p)
+
+    def page_visit_rows(self, chunk_size: int | None = None) -> Iterator[dict[str, Any]]:
+        values = page_visit_values(self.study, with_test=self.with_test)
+        for v in values.iterator(chunk_size) if chunk_size else values:
+            yield {
+                "study": self.study.slug,
+                "participant": v["participant_id"],
+                "page": v["page"],
+                "entered_at": _iso(v["entered_at"]),
+                "exited_at": _iso(v["exited_at"]),
+                "seconds": _visit_seconds(v["entered_at"], v["exited_at"]),
+                "views": v["views"],
+                "timeout": int(v["timeout_happened"]),
+            }
+
+    def _answers(self, answers: dict[str, Any] | None, page: str) -> dict[str, Any]:
+        given = answers or {}
+        return {
+            f"{c.QUESTION_PREFIX}{q.key}": _answer_cell(given.get(q.key)) for q in self.items(page)
+        }
 
     def _evaluation_row(self, ev: dict[str, Any]) -> dict[str, Any]:
         impossible = ev["impossible"] or []
@@ -182,6 +262,14 @@ class Tables:
             **_codes(self.schema, ev["participant__profile__values"], c.PROFILE_PREFIX),
             **_codes(self.schema, ev["recourse__values"], c.COUNTERFACTUAL_PREFIX),
             **{col: _recourse_value(ev[f"recourse__{col}"]) for col in c.RECOURSE_COLUMNS},
+            **(
+                {
+                    **self._answers(ev["answers"], "evaluation"),
+                    "items_order": ";".join(ev["item_order"] or []),
+                }
+                if self.items("evaluation")
+                else {}
+            ),
         }
 
     def _participant_row(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -224,8 +312,20 @@ class Tables:
             "flag_reason": p["flag_reason"],
             "started_at": _iso(p["created_at"]),
             "finished_at": _iso(p["finished_at"]),
+            "assignment": p["assignment"],
+            "is_test": int(p["is_test"]),
+            "wait_timeouts": p["wait_timeouts"],
             **_codes(self.schema, p["profile__values"], c.PROFILE_PREFIX),
+            **self._questionnaire_cells(p),
         }
+
+    def _questionnaire_cells(self, p: dict[str, Any]) -> dict[str, Any]:
+        out: dict[str, Any] = {}
+        for page in ("pre", "post"):
+            if self.items(page):
+                out.update(self._answers(p["answers"], page))
+                out[f"items_order_{page}"] = ";".join((p["item_orders"] or {}).get(page, []))
+        return out
 
     # --- frames ---------------------------------------------------------------------------
     def evaluation_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
@@ -233,6 +333,9 @@ class Tables:
 
     def participant_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
         return self._frame(rows, self.participant_columns)
+
+    def page_visit_frame(self, rows: list[dict[str, Any]]) -> pd.DataFrame:
+        return self._frame(rows, self.page_visit_columns)
 
     def _frame(self, rows: list[dict[str, Any]], columns: list[str]) -> pd.DataFrame:
         frame = pd.DataFrame(rows, columns=columns)
@@ -253,12 +356,23 @@ class Tables:
             for prefix in c.ITEM_PREFIXES
         }
         optional = {name for name, col in c.COLUMNS.items() if col.optional}
-        return [col for col in columns if col in optional | screened | coded]
+        answered = {
+            f"{c.QUESTION_PREFIX}{key}"
+            for key, q in self.item_keys.items()
+            if q.type in ("likert", "single", "attention")
+            or (q.type == "number" and q.decimals == 0)
+        }
+        return [col for col in columns if col in optional | screened | coded | answered]
 
 
 def evaluations_frame(study: Study, *, with_text: bool = False) -> pd.DataFrame:
     tables = Tables.of(study, with_text=with_text)
     return tables.evaluation_frame(list(tables.evaluation_rows()))
+
+
+def page_visits_frame(study: Study, *, with_test: bool = False) -> pd.DataFrame:
+    tables = Tables.of(study, with_test=with_test)
+    return tables.page_visit_frame(list(tables.page_visit_rows()))
 
 
 def participants_frame(study: Study, *, with_panel_ids: bool = False) -> pd.DataFrame:

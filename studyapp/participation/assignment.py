@@ -3,12 +3,21 @@ a newcomer gets, and whether a participant's cell is full.
 
 "Filling" = completed, plus in progress (screening .. evaluating) and created less than
 `study.assignment_timeout_minutes` ago; an abandoned session stops counting after the
-timeout, so it does not hold a place forever. Callers hold the Study row lock
-(`select_for_update`) around count and write, so concurrent arrivals are serialised.
+timeout, so it does not hold a place forever. Test participants (previews, bots) never fill
+anything. Callers hold the Study row lock (`select_for_update`) around count and write, so
+concurrent arrivals are serialised.
+
+Assignment (`study.assignment`): least-filled (ties: position, then name; deterministic), or
+block-randomised: the n-th real arrival (0-based) is in block n // k of the k conditions, and
+each block is a shuffle of all k seeded by the study's seed and the block number, so every k
+arrivals see every condition once. Either way a condition whose quota is full is skipped
+(block-randomised: the least-filled free one is taken instead). The participant's
+`assignment` records how: ``least_filled`` or ``block_random:<block>``.
 """
 
 from __future__ import annotations
 
+import random
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from datetime import timedelta
@@ -21,13 +30,16 @@ from studyapp.models import Condition, Participant, Quota, Study
 
 S = Participant.State
 
-IN_PROGRESS = (S.SCREENING, S.CONSENT, S.SCENARIO, S.PROFILE, S.WAITING, S.EVALUATING)
+IN_PROGRESS = (
+    S.SCREENING, S.CONSENT, S.QUESTIONS_PRE, S.SCENARIO, S.PROFILE, S.WAITING, S.EVALUATING,
+    S.QUESTIONS_POST,
+)  # fmt: skip
 
 
 def filling(study: Study, *, exclude_pk: int | None = None) -> QuerySet[Participant]:
     """Participants that hold a place in the study's conditions and quotas."""
     fresh = timezone.now() - timedelta(minutes=study.assignment_timeout_minutes)
-    qs = Participant.objects.filter(study=study).filter(
+    qs = Participant.objects.filter(study=study, is_test=False).filter(
         Q(state=S.COMPLETED) | Q(state__in=IN_PROGRESS, created_at__gte=fresh)
     )
     return qs.exclude(pk=exclude_pk) if exclude_pk is not None else qs
@@ -101,25 +113,37 @@ def screening_quotas(study: Study) -> list[Quota]:
     return _quotas(study)
 
 
-def pick_condition(study: Study) -> tuple[str, bool]:
-    """The condition a newcomer gets and whether a condition-only quota leaves no room.
+def block_condition(names: list[str], seed: int, n: int) -> tuple[str, int]:
+    """The condition of the n-th arrival (0-based) under block randomisation, and its block."""
+    block = n // len(names)
+    order = list(names)
+    random.Random(f"{seed}:{block}").shuffle(order)
+    return order[n % len(names)], block
 
-    Least-filled first; ties go to the lowest `position`, then the name (Condition's
-    ordering) — deterministic, so a re-run of the same arrivals assigns the same way.
+
+def pick_condition(study: Study, *, is_test: bool = False) -> tuple[str, bool, str]:
+    """The condition a newcomer gets, whether a condition-only quota leaves no room, and how
+    it was assigned (module docstring).
+
     Conditions whose condition-only quota is full are skipped; when all are full the
-    newcomer gets the least-filled one and ends with QUOTA_FULL. A study without
-    conditions assigns "" (the study's design).
+    newcomer gets the least-filled one and ends with QUOTA_FULL (a test participant never
+    does). A study without conditions assigns "" (the study's design).
     """
     conditions = list(Condition.objects.filter(study=study).order_by("position", "name"))
-    arrival_quotas = _quotas(study, screening_key="")
+    arrival_quotas = [] if is_test else _quotas(study, screening_key="")
     if not conditions:
-        return "", _cell_full(study, "", arrival_quotas)
+        return "", _cell_full(study, "", arrival_quotas), ""
     counts = condition_counts(study)
     ranked = sorted(conditions, key=lambda c: (counts[c.name], c.position, c.name))
+    if study.assignment == "block_random" and not is_test:
+        n = Participant.objects.filter(study=study, is_test=False).count()
+        name, block = block_condition([c.name for c in conditions], int(study.seed), n)
+        if not _cell_full(study, name, arrival_quotas):
+            return name, False, f"block_random:{block}"
     for condition in ranked:
         if not _cell_full(study, condition.name, arrival_quotas):
-            return condition.name, False
-    return ranked[0].name, True
+            return condition.name, False, "least_filled"
+    return ranked[0].name, True, "least_filled"
 
 
 def _cell_full(study: Study, condition: str, quotas: list[Quota]) -> bool:

@@ -32,7 +32,9 @@ from django.test import Client
 from recourse_engine import FeatureSchema, carloan_schema, synth_pool
 from studyapp.generation import engine
 from studyapp.models import Study
-from studyapp.participation import attention, screening
+from studyapp.participation import attention, preview, questionnaire, screening
+from studyapp.participation.question_forms import FIELD_PREFIX as QUESTION_PREFIX
+from studyapp.studies.questions import Question
 
 _PAGE = re.compile(r'name="page" value="([^"]*)"')
 _RECOURSE = re.compile(r'name="recourse" value="(\d+)"')
@@ -40,7 +42,8 @@ _IMPOSSIBLE = re.compile(r'name="impossible_([A-Za-z0-9_]+)"')
 _CHANGED_ROWS = re.compile(r'<tr class="changed">')
 _HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
 _CODE = re.compile(
-    r'id="(completion|screenout|no-recourse|quota-full|failed-attention|withdrew)-code">([^<]+)<'
+    r'id="(completion|screenout|no-recourse|quota-full|failed-attention|withdrew|declined)-code">'
+    r"([^<]+)<"
 )
 _OUTCOMES = {
     "completion": "completed",
@@ -49,6 +52,7 @@ _OUTCOMES = {
     "quota-full": "quota_full",
     "failed-attention": "failed_attention",
     "withdrew": "withdrew",
+    "declined": "declined_consent",
 }
 
 
@@ -183,6 +187,30 @@ def _profile_answers(
     return out
 
 
+def question_answer(q: Question, rng: np.random.Generator, error_rate: float = 0.0) -> Any:
+    """A simulated answer to a researcher-defined item, as the form posts it (an optional
+    item is left unanswered one time in five)."""
+    if not q.required and rng.random() < 0.2:
+        return ""
+    if q.type == "attention":
+        right = int(q.answer or 1)
+        wrong = rng.random() < error_rate
+        return str(right % len(q.codes()) + 1 if wrong else right)
+    if q.type in ("likert", "single"):
+        return str(int(rng.choice(q.codes())))
+    if q.type == "multi":
+        k = int(rng.integers(1, len(q.codes()) + 1))
+        return [str(int(c)) for c in sorted(rng.choice(q.codes(), size=k, replace=False))]
+    if q.type == "text":
+        return "simulated answer"[: q.max_length]
+    lo, hi = float(q.min), float(q.max)
+    if q.type == "slider":
+        steps = int((hi - lo) // q.step)
+        return f"{lo + q.step * int(rng.integers(0, steps + 1)):g}"
+    value = round(float(rng.uniform(lo, hi)), q.decimals)
+    return str(int(value)) if q.decimals == 0 else f"{value:.{q.decimals}f}"
+
+
 def _rating(rng: np.random.Generator, sparsity: int) -> str:
     return str(int(np.clip(round(5.5 - 0.35 * sparsity + rng.normal(0, 1.2)), 1, 7)))
 
@@ -200,6 +228,8 @@ class Bot:
         screening_overrides: dict[str, Any] | None = None,
         query: str = "",
         attention_error_rate: float = 0.0,
+        test: bool = True,
+        consent: bool = True,
     ) -> None:
         self.study = study
         self.rng = np.random.default_rng(seed)
@@ -214,6 +244,11 @@ class Bot:
         self.query = query
         #: share of attention checks answered wrongly (0: a careful participant)
         self.attention_error_rate = attention_error_rate
+        #: arrive through a preview link: a test participant (left out of quotas, condition
+        #: counts, the monitor and the export by default); a draft study can be walked too
+        self.test = test
+        #: agree on the consent page (False: decline)
+        self.consent = consent
         # a seed stream apart from the demo pool's (seed 0), so bots are not pool members
         self.person = _synthetic_person(self.schema, 1_000_000_007 + seed)
 
@@ -231,7 +266,11 @@ class Bot:
     def _arrive(self) -> str:
         """Open the study link (the welcome page) and press its start button."""
         link = f"/s/{self.study.slug}/"
-        r = self.client.get(link + self.query)
+        query = self.query
+        if self.test:
+            token = f"{preview.PARAM}={preview.preview_token(self.study)}"
+            query = f"{query}&{token}" if query else f"?{token}"
+        r = self.client.get(link + query)
         if r.status_code != 200:
             raise BotError(f"start link: HTTP {r.status_code}")
         hidden = {
@@ -284,7 +323,9 @@ class Bot:
             data.update(answers)
             data.update(self.overrides)
         elif page == "consent":
-            data["agree"] = "on"
+            data.update({"agree": "on"} if self.consent else {"decision": "decline"})
+        elif page in questionnaire.PAGE_OF_STATE:
+            data.update(self._items(questionnaire.PAGE_OF_STATE[page], page))
         elif page == "profile":
             data.update(_profile_answers(self.schema, self.rng, self.person))
         elif page.startswith("evaluation-"):
@@ -300,7 +341,17 @@ class Bot:
             data["action_why"] = "simulated answer"
             for key in changed:
                 data[f"impossible_{key}"] = "yes" if self.rng.random() < 0.05 else "no"
+            data.update(self._items("evaluation", page))
         return data
+
+    def _items(self, where: str, page: str) -> dict[str, Any]:
+        """Answers to the study's own items on a page (`where`: pre, post or evaluation)."""
+        out = {}
+        for q in questionnaire.items_for(self.study, where):
+            answer = question_answer(q, self.rng, self.attention_error_rate)
+            if answer not in ("", []):
+                out[f"{QUESTION_PREFIX}{q.key}"] = answer
+        return out
 
     def _wait(self, url: str) -> float:
         status_url = url.rstrip("/") + "/status"

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django import forms
+from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
@@ -86,8 +87,28 @@ def localized_schema(schema: Mapping[str, Any], language: str) -> dict[str, Any]
     return out
 
 
+#: a label ending in one of these takes no suffix (no "Why?:" or 「…ください。:」)
+_ENDS_SENTENCE = tuple("?.:!？。：！")
+#: the suffix Django adds after a label, per page language (Japanese labels take none)
+LABEL_SUFFIX = {"en": ":", "ja": ""}
+
+
+def label_suffix(label: str, language: str | None) -> str:
+    """What follows a question's label in `language`: nothing after a label that ends a
+    sentence, else the language's suffix."""
+    if str(label).rstrip().endswith(_ENDS_SENTENCE):
+        return ""
+    return LABEL_SUFFIX.get((language or "en").split("-")[0], "")
+
+
 class PageForm(forms.Form):
     page = forms.CharField(widget=forms.HiddenInput, max_length=40)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        language = translation.get_language()
+        for field in self.fields.values():
+            field.label_suffix = label_suffix(str(field.label or ""), language)
 
 
 def attention_fields(checks: Sequence[Mapping[str, Any]]) -> dict[str, forms.Field]:
@@ -163,12 +184,30 @@ def screening_form(
 
 
 class ConsentForm(PageForm):
+    """Agree (the box ticked) or decline (the second button; nothing else is needed)."""
+
     agree = forms.BooleanField(
         label=gettext_lazy("I have read the information above and agree to take part."),
-        error_messages={
-            "required": gettext_lazy("Please tick the box to agree, or close this page to leave.")
-        },
+        required=False,
     )
+    decision = forms.ChoiceField(
+        choices=[("agree", "agree"), ("decline", "decline")],
+        required=False,
+        widget=forms.HiddenInput,
+    )
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        if data.get("decision") != "decline" and not data.get("agree"):
+            self.add_error(
+                "agree",
+                _("Please tick the box to agree, or choose 'I do not agree' to leave."),
+            )
+        return data
+
+    @property
+    def declined(self) -> bool:
+        return self.cleaned_data.get("decision") == "decline"
 
 
 class ContinueForm(PageForm):
@@ -210,9 +249,11 @@ def evaluation_form(
     texts: Mapping[str, Any],
     data: Mapping[str, Any] | None = None,
     checks: Sequence[Mapping[str, Any]] = (),
+    extra: Mapping[str, forms.Field] | None = None,
 ) -> forms.Form:
     """Acceptance and why; 'impossible?' for each changed item only; action and why (an
-    attention check, if any, before the action question)."""
+    attention check, if any, before the action question); then the study's own items of the
+    evaluation page (`extra`, in the order the participant sees them)."""
     scale = list(texts.get("scale", [])) or [str(i) for i in range(1, SCALE_POINTS + 1)]
     choices = [(i, f"{i}. {label}") for i, label in enumerate(scale, start=1)]
     why = str(texts.get("why_question") or _("Why did you make the evaluation you did?"))
@@ -257,5 +298,6 @@ def evaluation_form(
     fields = _with_checks(fields, checks, len(fields))
     fields["action"] = rating(str(texts.get("action_question") or _("Action")))
     fields["action_why"] = reason(why)
+    fields.update(extra or {})
     form_class = type("EvaluationForm", (PageForm,), fields)
     return form_class(data)

@@ -5,14 +5,26 @@ its form and a template of the same name. The participant's state picks the page
 
 from __future__ import annotations
 
+from datetime import timedelta
 from typing import Any, ClassVar
 
 from django import forms
+from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from studyapp.generation import engine
-from studyapp.models import Participant
-from studyapp.participation import attention, recruitment, screening, selectors, services
+from studyapp.models import PageVisit, Participant
+from studyapp.participation import (
+    attention,
+    flow,
+    questionnaire,
+    recruitment,
+    screening,
+    selectors,
+    services,
+    waiting,
+    withdrawal,
+)
 from studyapp.participation.forms import (
     ConsentForm,
     ContinueForm,
@@ -22,8 +34,12 @@ from studyapp.participation.forms import (
     profile_form,
     screening_form,
 )
+from studyapp.participation.question_forms import question_answers, question_fields
+from studyapp.studies.page_settings import TIMED_PAGES
 
 S = Participant.State
+#: a page that says it timed out is believed this many seconds early (clock and network)
+TIMEOUT_SLACK_S = 2
 
 
 class Page:
@@ -51,6 +67,33 @@ class Page:
 
     def form(self, data: Any = None) -> forms.Form | None:
         return None
+
+    @property
+    def timeout_s(self) -> int | None:
+        """Seconds before this page submits itself (None: it never does)."""
+        if self.name not in TIMED_PAGES:
+            return None
+        return (self.study.page_timeouts or {}).get(self.name)
+
+    @property
+    def timeout_left(self) -> int | None:
+        """Seconds left before the page submits itself (counted from its first view)."""
+        if self.timeout_s is None:
+            return None
+        visit = PageVisit.objects.filter(participant=self.participant, page=self.key).first()
+        spent = (timezone.now() - visit.entered_at).total_seconds() if visit else 0.0
+        return max(0, int(self.timeout_s - spent))
+
+    def timed_out(self, data: Any) -> bool:
+        """Whether a submission is the page's own time-out: it says so, and the time has
+        really passed since the participant first saw the page."""
+        if self.timeout_s is None or data is None or data.get("timeout_happened") != "1":
+            return False
+        visit = PageVisit.objects.filter(participant=self.participant, page=self.key).first()
+        if visit is None:
+            return False
+        due = visit.entered_at + timedelta(seconds=self.timeout_s - TIMEOUT_SLACK_S)
+        return timezone.now() >= due
 
     def initial_form(self) -> forms.Form | None:
         form = self.form()
@@ -86,7 +129,42 @@ class ConsentPage(Page):
         return {"consent_version": self.study.consent_version}
 
     def submit(self, form: forms.Form) -> None:
-        services.consent_give(participant=self.participant)
+        if form.declined:  # type: ignore[attr-defined]
+            withdrawal.participant_decline(participant=self.participant)
+        else:
+            services.consent_give(participant=self.participant)
+
+
+class QuestionnairePage(Page):
+    """The study's own items before the scenario (`pre`) or after the evaluations (`post`)."""
+
+    template = "studyapp/questionnaire.html"
+
+    def __init__(self, participant: Participant) -> None:
+        super().__init__(participant)
+        page = questionnaire.PAGE_OF_STATE[self.name]
+        self.items = questionnaire.ordered(self.study, participant.pk, page, self.name)
+
+    def form(self, data: Any = None) -> forms.Form:
+        required = not self.timed_out(data)
+        fields = question_fields(self.items, self.study.language, required=required)
+        return type("QuestionnaireForm", (ContinueForm,), fields)(data)
+
+    def submit(self, form: forms.Form) -> None:
+        services.questionnaire_submit(
+            participant=self.participant,
+            answers=question_answers(form.cleaned_data),
+            order=[q.key for q in self.items],
+            timed_out=self.timed_out(form.data),
+        )
+
+
+class QuestionsPrePage(QuestionnairePage):
+    name = "questions_pre"
+
+
+class QuestionsPostPage(QuestionnairePage):
+    name = "questions_post"
 
 
 class ScenarioPage(Page):
@@ -96,7 +174,9 @@ class ScenarioPage(Page):
         return ContinueForm(data)
 
     def submit(self, form: forms.Form) -> None:
-        services.scenario_continue(participant=self.participant)
+        services.scenario_continue(
+            participant=self.participant, timed_out=self.timed_out(form.data)
+        )
 
 
 class ProfilePage(Page):
@@ -126,7 +206,8 @@ class WaitingPage(Page):
     records_visit = False
 
     def context(self) -> dict[str, Any]:
-        return {"progress": selectors.participant_progress(participant=self.participant)}
+        progress = waiting.waiting_check(participant=self.participant)
+        return {"progress": progress, "timeout_s": self.study.waiting_timeout_s}
 
 
 class EvaluationPage(Page):
@@ -137,6 +218,7 @@ class EvaluationPage(Page):
         self.recourse = selectors.participant_current_recourse(participant=participant)
         self.schema = engine.schema_of(self.schema_texts)
         self.total = participant.recourses.count()
+        self.items = questionnaire.ordered(self.study, participant.pk, "evaluation", self.key)
 
     @property
     def key(self) -> str:
@@ -149,6 +231,7 @@ class EvaluationPage(Page):
             texts=self.schema_texts.get("evaluation", {}),
             data=data,
             checks=attention.checks_for_page(self.study, self.key),
+            extra=question_fields(self.items, self.study.language),
         )
         form.initial["recourse"] = self.recourse.pk
         return form
@@ -192,6 +275,8 @@ class EvaluationPage(Page):
             action=data["action"],
             action_why=data["action_why"],
             attention_answers=attention_answers(data),
+            answers=question_answers(data),
+            item_order=[q.key for q in self.items],
         )
 
 
@@ -235,19 +320,26 @@ class WithdrawnPage(EndPage):
     name = "withdrawn"
 
 
+class DeclinedPage(EndPage):
+    name = "declined"
+
+
 PAGES: dict[str, type[Page]] = {
     S.SCREENING: ScreeningPage,
     S.CONSENT: ConsentPage,
+    S.QUESTIONS_PRE: QuestionsPrePage,
     S.SCENARIO: ScenarioPage,
     S.PROFILE: ProfilePage,
     S.WAITING: WaitingPage,
     S.EVALUATING: EvaluationPage,
+    S.QUESTIONS_POST: QuestionsPostPage,
     S.COMPLETED: CompletionPage,
     S.SCREENED_OUT: ScreenedOutPage,
     S.NO_RECOURSE: NoRecoursePage,
     S.QUOTA_FULL: QuotaFullPage,
     S.FAILED_ATTENTION: FailedAttentionPage,
     S.WITHDRAWN: WithdrawnPage,
+    S.DECLINED: DeclinedPage,
 }
 
 #: page keys a genuine (if stale) form can carry; anything else was altered
@@ -258,9 +350,6 @@ def page_for(participant: Participant) -> Page:
     return PAGES[participant.state](participant)
 
 
-_ORDER = ["screening", "consent", "scenario", "profile", "waiting", "evaluation"]
-
-
 def is_known_key(key: str) -> bool:
     if key in KNOWN_KEYS:
         return True
@@ -268,9 +357,7 @@ def is_known_key(key: str) -> bool:
     return head == "evaluation" and tail.isdigit() and 1 <= int(tail) <= 100
 
 
-def page_rank(key: str) -> tuple[int, int]:
-    """Order of pages in the flow (end pages last), to tell a stale form from an early one."""
-    head, _, tail = key.partition("-")
-    if head in _ORDER:
-        return _ORDER.index(head), int(tail) if tail.isdigit() else 0
-    return len(_ORDER), 0
+def page_rank(participant: Participant, key: str) -> tuple[int, int]:
+    """Order of pages in the participant's study (end pages last), to tell a stale form from
+    an early one."""
+    return flow.page_rank(participant.study, key)

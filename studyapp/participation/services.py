@@ -20,7 +20,14 @@ from django.utils.translation import gettext as _
 from recourse_engine import rejects_factual
 from studyapp.generation import engine
 from studyapp.models import Evaluation, PageVisit, Participant, Profile, Recourse, Study
-from studyapp.participation import assignment, attention, recruitment, screening
+from studyapp.participation import (
+    assignment,
+    attention,
+    flow,
+    questionnaire,
+    recruitment,
+    screening,
+)
 
 S = Participant.State
 G = Participant.Generation
@@ -51,9 +58,13 @@ def participant_start(
     recruitment_id: str = "",
     panel: Mapping[str, str] | None = None,
     condition: str = "",
+    is_test: bool = False,
 ) -> Participant:
     """A participant arrives (the welcome page's POST): resume their session when the panel
-    id is known, else create one in the least-filled condition (`assignment`).
+    id is known, else create one in a condition the study's assignment picks (`assignment`).
+
+    `is_test`: a researcher's preview or a bot (a draft study may be walked this way); test
+    participants are left out of quotas, condition counts, the monitor and the export.
 
     The Study row lock serialises concurrent arrivals, so counting and creating cannot
     interleave; a concurrent double start with one panel id that still collides on the
@@ -61,7 +72,8 @@ def participant_start(
     """
     with transaction.atomic():
         locked = Study.objects.select_for_update().get(pk=study.pk)
-        if locked.state != Study.State.LIVE:
+        open_states = (Study.State.LIVE, Study.State.DRAFT) if is_test else (Study.State.LIVE,)
+        if locked.state not in open_states:
             raise FlowError(_("This study is not open at the moment."))
         if recruitment_id:
             existing = Participant.objects.filter(
@@ -69,9 +81,9 @@ def participant_start(
             ).first()
             if existing is not None:
                 return existing
-        full = False
+        full, how = False, ""
         if not condition:
-            condition, full = assignment.pick_condition(locked)
+            condition, full, how = assignment.pick_condition(locked, is_test=is_test)
         try:
             with transaction.atomic():
                 p = Participant.objects.create(
@@ -79,6 +91,9 @@ def participant_start(
                     recruitment_id=recruitment_id,
                     panel=dict(panel or {}),
                     condition=condition,
+                    assignment=how,
+                    is_test=is_test,
+                    state=flow.first_state(locked),
                 )
         except IntegrityError:
             existing = Participant.objects.filter(
@@ -107,9 +122,11 @@ def _locked(participant: Participant, expected: str, page: str) -> Participant:
     return p
 
 
-def _close_visit(p: Participant, page: str) -> PageVisit | None:
+def _close_visit(p: Participant, page: str, *, timed_out: bool = False) -> PageVisit | None:
     now = timezone.now()
-    PageVisit.objects.filter(participant=p, page=page, exited_at__isnull=True).update(exited_at=now)
+    PageVisit.objects.filter(participant=p, page=page, exited_at__isnull=True).update(
+        exited_at=now, timeout_happened=timed_out
+    )
     return PageVisit.objects.filter(participant=p, page=page).first()
 
 
@@ -145,10 +162,10 @@ def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) ->
             setattr(p, key, value)
         if not screening.is_eligible(qs, answers):
             _end(p, S.SCREENED_OUT)
-        elif quotas and assignment.full_quota(p, quotas) is not None:
+        elif quotas and not p.is_test and assignment.full_quota(p, quotas) is not None:
             _end(p, S.QUOTA_FULL)
         else:
-            p.state = S.CONSENT
+            p.state = flow.after(p.study, S.SCREENING)
         p.save()
         _close_visit(p, "screening")
     return p
@@ -160,6 +177,7 @@ def _step(
     page: str,
     then: str,
     record: Callable[[Participant], None] | None = None,
+    timed_out: bool = False,
 ) -> Participant:
     """Move a participant from the page they are on (`expected`) to the next state, storing
     what the page recorded; a stale or repeated submission changes nothing."""
@@ -169,7 +187,7 @@ def _step(
             record(p)
         p.state = then
         p.save()
-        _close_visit(p, page)
+        _close_visit(p, page, timed_out=timed_out)
     return p
 
 
@@ -179,11 +197,51 @@ def _record_consent(p: Participant) -> None:
 
 
 def consent_give(*, participant: Participant) -> Participant:
-    return _step(participant, S.CONSENT, "consent", S.SCENARIO, _record_consent)
+    then = flow.after(participant.study, S.CONSENT)
+    return _step(participant, S.CONSENT, "consent", then, _record_consent)
 
 
-def scenario_continue(*, participant: Participant) -> Participant:
-    return _step(participant, S.SCENARIO, "scenario", S.PROFILE)
+def scenario_continue(*, participant: Participant, timed_out: bool = False) -> Participant:
+    return _step(participant, S.SCENARIO, "scenario", S.PROFILE, timed_out=timed_out)
+
+
+def questionnaire_submit(
+    *,
+    participant: Participant,
+    answers: Mapping[str, Any],
+    order: Sequence[str],
+    timed_out: bool = False,
+) -> Participant:
+    """Store a questionnaire page's answers and the order it showed them in, then go on (or
+    end with failed attention when an attention item fails under the END rule). Answers
+    are checked again here; a bad one is refused and nothing is stored."""
+    state = participant.state
+    page = questionnaire.PAGE_OF_STATE.get(state)
+    if page is None:
+        raise StaleSubmission(_("That page was already submitted; your stored answers are kept."))
+    items = questionnaire.items_for(participant.study, page)
+    try:
+        stored = questionnaire.answers_check(items, answers, timed_out=timed_out)
+    except questionnaire.AnswerError as exc:
+        raise RejectedSubmission(str(exc)) from None
+    if sorted(order) != sorted(q.key for q in items):
+        raise RejectedSubmission(
+            _("The form was altered and could not be used; nothing was stored.")
+        )
+    checks = [c for c in questionnaire.attention_of(items) if c["key"] in stored]
+    with transaction.atomic():
+        p = _locked(participant, state, state)
+        p.answers = {**(p.answers or {}), **stored}
+        p.item_orders = {**(p.item_orders or {}), page: list(order)}
+        if attention.record(p, checks, {c["key"]: stored[c["key"]] for c in checks}):
+            _end(p, S.FAILED_ATTENTION)
+        elif flow.after(p.study, state) == S.COMPLETED:
+            _end(p, S.COMPLETED)
+        else:
+            p.state = flow.after(p.study, state)
+        p.save()
+        _close_visit(p, state, timed_out=timed_out)
+    return p
 
 
 def _selection_seed(study: Study, participant_id: int) -> int:
@@ -278,8 +336,12 @@ def evaluation_submit(
     action: int,
     action_why: str,
     attention_answers: Mapping[str, Any] | None = None,
+    answers: Mapping[str, Any] | None = None,
+    item_order: Sequence[str] = (),
 ) -> Evaluation:
-    """Store one evaluation of the participant's current recourse; the last one completes.
+    """Store one evaluation of the participant's current recourse (with the answers to the
+    study's own evaluation-page items and the order they were shown in); the last one
+    completes, or leads to the questionnaire after the evaluations.
 
     An attention check on this plan's page is recorded with it; when the study's END rule
     applies, the evaluation is kept and the participant ends with failed attention.
@@ -322,7 +384,19 @@ def evaluation_submit(
                 % {"items": ", ".join(unknown)}
             )
         page = f"evaluation-{recourse.position}"
-        checks, answers = _attention_answers(p.study, page, attention_answers)
+        checks, attention_given = _attention_answers(p.study, page, attention_answers)
+        items = questionnaire.items_for(p.study, "evaluation")
+        try:
+            extra = questionnaire.answers_check(items, answers or {})
+        except questionnaire.AnswerError as exc:
+            raise RejectedSubmission(str(exc)) from None
+        if sorted(item_order) != sorted(q.key for q in items):
+            raise RejectedSubmission(
+                _("The form was altered and could not be used; nothing was stored.")
+            )
+        item_checks = [c for c in questionnaire.attention_of(items) if c["key"] in extra]
+        checks = [*checks, *item_checks]
+        attention_given.update({c["key"]: extra[c["key"]] for c in item_checks})
         visit = _close_visit(p, page)
         seconds = (visit.exited_at - visit.entered_at).total_seconds() if visit else 0.0
         evaluation = Evaluation.objects.create(
@@ -333,12 +407,18 @@ def evaluation_submit(
             impossible=sorted(impossible, key=recourse.changed.index),
             action=action,
             action_why=action_why,
+            answers=extra,
+            item_order=list(item_order),
             seconds_on_page=max(0.0, seconds),
         )
-        ends = attention.record(p, checks, answers)
+        ends = attention.record(p, checks, attention_given)
         if ends:
             _end(p, S.FAILED_ATTENTION)
         elif not Recourse.objects.filter(participant_id=p.pk, evaluation__isnull=True).exists():
-            _end(p, S.COMPLETED)
+            then = flow.after(p.study, S.EVALUATING)
+            if then == S.COMPLETED:
+                _end(p, S.COMPLETED)
+            else:
+                p.state = then
         p.save()
     return evaluation

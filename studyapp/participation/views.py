@@ -6,6 +6,8 @@ whatever the browser asks for: the study decides, as in the reference study.
 
 from __future__ import annotations
 
+import re
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
@@ -16,7 +18,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from studyapp.models import Participant, Study
-from studyapp.participation import recruitment, selectors, withdrawal
+from studyapp.participation import preview, recruitment, selectors, waiting, withdrawal
 from studyapp.participation import services as flow_services
 from studyapp.participation.pages import is_known_key, page_for, page_rank
 
@@ -35,22 +37,33 @@ def index(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "POST"])
 def start(request: HttpRequest, slug: str) -> HttpResponse:
     """GET: the welcome page, which creates nothing (chat apps fetch links for previews);
-    POST (its start button): create or resume the participant and go to their page."""
+    POST (its start button): create or resume the participant and go to their page.
+
+    A preview link (`preview`: a researcher's or a bot's signed token) opens a draft study
+    too and makes a test participant."""
+    params = request.POST if request.method == "POST" else request.GET
+    token = params.get(preview.PARAM, "")
     study = selectors.study_get_live(slug=slug)
-    if study is None:
+    if study is None and token:
+        study = Study.objects.filter(slug=slug, state=Study.State.DRAFT).first()
+    is_test = study is not None and preview.preview_ok(study, token)
+    if study is None or (study.state != Study.State.LIVE and not is_test):
         return _problem(request, _("This study link is not open. Please check the link."), 404)
     with translation.override(study.language):
-        params = request.POST if request.method == "POST" else request.GET
         try:
             arrival = recruitment.arrival_from(study, params)
         except recruitment.PanelError as exc:
             return _problem(request, str(exc), 400)
+        hidden = sorted(arrival.params.items()) + ([(preview.PARAM, token)] if is_test else [])
         if request.method == "GET":
-            context = {"study": study, "params": sorted(arrival.params.items())}
+            context = {"study": study, "params": hidden, "is_test": is_test}
             return render(request, "studyapp/welcome.html", context)
         try:
             participant = flow_services.participant_start(
-                study=study, recruitment_id=arrival.recruitment_id, panel=arrival.panel
+                study=study,
+                recruitment_id=arrival.recruitment_id,
+                panel=arrival.panel,
+                is_test=is_test,
             )
         except flow_services.FlowError as exc:
             return _problem(request, str(exc), 404)
@@ -84,7 +97,9 @@ def _participant_page(request: HttpRequest, participant: Participant) -> HttpRes
     if request.method == "POST":
         submitted = request.POST.get("page", "")
         if submitted != page.key:
-            if is_known_key(submitted) and page_rank(submitted) < page_rank(page.key):
+            if is_known_key(submitted) and page_rank(participant, submitted) < page_rank(
+                participant, page.key
+            ):
                 messages.warning(
                     request,
                     _(
@@ -159,6 +174,25 @@ def participant_status(request: HttpRequest, code: str) -> JsonResponse:
     participant = selectors.participant_get(code=code)
     if participant is None:
         return JsonResponse({"error": "unknown participant link"}, status=404)
-    progress = selectors.participant_progress(participant=participant)
+    progress = waiting.waiting_check(participant=participant)
     progress["next"] = reverse("participant", kwargs={"code": code})
     return JsonResponse(progress)
+
+
+_PATH_CODE = re.compile(r"^/p/([A-Za-z0-9_-]{1,40})/")
+_PATH_STUDY = re.compile(r"^/s/([-a-zA-Z0-9_]{1,50})/")
+
+
+def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
+    """A lost or stale form token (cookies cleared, a page open for days): the study's own
+    page in its language, with a button back to the participant's current page (a GET,
+    which sets a fresh token), instead of Django's bare English "Forbidden"."""
+    study, resume = None, "/"
+    m = _PATH_CODE.match(request.path)
+    if m and (participant := selectors.participant_get(code=m.group(1))) is not None:
+        study, resume = participant.study, reverse("participant", args=[participant.code])
+    elif (m := _PATH_STUDY.match(request.path)) is not None:
+        study = Study.objects.filter(slug=m.group(1)).first()
+        resume = request.path
+    with translation.override(study.language if study else None):
+        return render(request, "studyapp/csrf_failure.html", {"resume": resume}, status=403)

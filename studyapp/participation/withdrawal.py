@@ -11,9 +11,11 @@ from typing import Any
 
 from django.db import transaction
 from django.utils import timezone
+from django.utils.translation import gettext as _
 
 from studyapp.models import PageVisit, Participant, Profile, Recourse, Withdrawal
 from studyapp.participation import selectors
+from studyapp.participation.services import StaleSubmission
 
 S = Participant.State
 
@@ -27,6 +29,18 @@ _CLEARED: dict[str, Any] = {
     "attention": dict,
     "attention_failures": 0,
     "panel": dict,
+    "answers": dict,
+    "item_orders": dict,
+}
+#: cleared besides when consent is declined: nothing of the person stays but the count
+_CLEARED_ON_DECLINE: dict[str, Any] = {
+    "recruitment_id": "",
+    "condition": "",
+    "assignment": "",
+    "consent_version": "",
+    "consented_at": None,
+    "flagged": False,
+    "flag_reason": "",
 }
 
 
@@ -64,6 +78,29 @@ def participant_withdraw(*, participant: Participant, page: str = "") -> Withdra
         return Withdrawal.objects.create(
             study=p.study, participant_number=p.pk, by=Withdrawal.By.PARTICIPANT, page=page[:40]
         )
+
+
+def participant_decline(*, participant: Participant) -> Participant:
+    """The participant declined consent (on the consent page, whichever page order): a bare
+    DECLINED row stays, so it is counted and their link shows the declined-consent end page
+    with its code; everything they entered (screening answers included), their panel id and
+    their page visits are deleted. Idempotent for a repeated click."""
+    with transaction.atomic():
+        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        if p.state == S.DECLINED:
+            return p
+        if p.state != S.CONSENT:
+            raise StaleSubmission(
+                _("That page was already submitted; your stored answers are kept.")
+            )
+        _erase_answers(p)
+        for name, empty in _CLEARED_ON_DECLINE.items():
+            setattr(p, name, empty)
+        p.state = S.DECLINED
+        p.completion_code = p.study.outcome_codes.get("declined_consent", {}).get("code", "")
+        p.finished_at = timezone.now()
+        p.save()
+        return p
 
 
 def participant_delete(*, participant: Participant, by_user: Any) -> Withdrawal:

@@ -38,6 +38,8 @@ from recourse_engine import DesignError, FeatureSchema, IncomeRule, parse_design
 from recourse_engine.generated import FALLBACKS, method_problem, method_settings
 from studyapp.models import OUTCOMES, STUDY_LANGUAGES, default_outcome_codes
 from studyapp.studies.errors import ConfigError, config_problems
+from studyapp.studies.page_settings import PageTimeouts
+from studyapp.studies.questions import QUESTION_PAGES, Question, unique_keys
 
 #: the page texts a study may set (participant templates read these keys and no others)
 TEXT_KEYS = (
@@ -175,6 +177,7 @@ class OutcomeCodes(_Strict):
     quota_full: OutcomeCode = Field(title="Quota full")
     failed_attention: OutcomeCode = Field(title="Failed attention check")
     withdrew: OutcomeCode = Field(title="Withdrew")
+    declined_consent: OutcomeCode = Field(title="Declined consent")
 
 
 assert tuple(OutcomeCodes.model_fields) == OUTCOMES
@@ -275,6 +278,29 @@ class StudyConfig(_Strict):
     outcome_codes: OutcomeCodes
     panel_param: Annotated[Text, _pattern("panel_param")] = ""
     assignment_timeout_minutes: Annotated[int, Field(ge=1, le=7 * 24 * 60)] = 60
+    page_order: Literal["consent_first", "screening_first"] = Field(
+        "consent_first", description="consent_first: welcome, consent, screening, ...; "
+        "screening_first: welcome, screening, consent (studies made before consent came first)."
+    )  # fmt: skip
+    questions: Annotated[list[Question], Field(max_length=100)] = Field(default_factory=list)
+    random_item_order: list[Literal[QUESTION_PAGES]] = Field(  # type: ignore[valid-type]
+        default_factory=list, description="Pages whose questions are shown in random order."
+    )
+    assignment: Literal["least_filled", "block_random"] = Field(
+        "least_filled", description="least_filled, or block_random (each block of k arrivals "
+        "gets every one of the k conditions once, in random order)."
+    )  # fmt: skip
+    waiting_timeout_s: Annotated[int, Field(ge=10, le=3600)] = Field(
+        60, description="Seconds on the waiting page before the participant is told to come "
+        "back later (the task is then re-queued and the case flagged)."
+    )  # fmt: skip
+    page_timeouts: PageTimeouts = Field(default_factory=PageTimeouts)
+
+    @field_validator("questions")
+    @classmethod
+    def _question_keys(cls, value: list[Question]) -> list[Question]:
+        unique_keys(value)
+        return value
 
     @field_validator("conditions")
     @classmethod
@@ -366,6 +392,7 @@ class StudyConfig(_Strict):
         """JSON-ready, as the study row and the API show it."""
         data = self.model_dump()
         data["texts"] = self.texts.stored()
+        data["page_timeouts"] = self.page_timeouts.stored()
         return data
 
 
@@ -426,6 +453,13 @@ def attention_checks_read(value: Any) -> list[dict[str, Any]]:
     a stored list the settings would refuse is never shown); ConfigError names the problem."""
     data = {**placeholders(["title", "outcome_codes"]), "attention_checks": value or []}
     return config_validate(data).stored()["attention_checks"]
+
+
+def questions_read(value: Any) -> list[Question]:
+    """Stored researcher-defined items read back through the model (the participant pages'
+    guard, as for attention checks); ConfigError names the problem."""
+    data = {**placeholders(["title", "outcome_codes"]), "questions": value or []}
+    return config_validate(data).questions
 
 
 def placeholders(names: Sequence[str]) -> dict[str, Any]:

@@ -61,6 +61,9 @@ def setting_json_schema(name: str) -> dict[str, Any]:
 
 
 def _editor(node: dict[str, Any]) -> dict[str, Any]:
+    branches = [b for b in node.get("anyOf", []) if b.get("type") != "null"]
+    if len(branches) == 1:  # an optional value (x | None): the editor shows x, blank allowed
+        node = {**branches[0], **{k: v for k, v in node.items() if k != "anyOf"}}
     out = {k: v for k, v in node.items() if k in _EDITOR_KEYWORDS}
     if "description" in node:
         out["help_text"] = node["description"]

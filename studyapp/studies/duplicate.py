@@ -35,7 +35,8 @@ COPIED = (
     "decision_model", "decision_model_blob", "method_params", "method_fallback", "pool_csv",
     "pool_hash", "pool_rows", "seed",
     "panel_param", "assignment_timeout_minutes", "attention_checks", "attention_max_failures",
-    "attention_rule",
+    "attention_rule", "page_order", "questions", "random_item_order", "assignment",
+    "waiting_timeout_s", "page_timeouts",
 )  # fmt: skip
 
 

@@ -17,14 +17,22 @@ from django.utils import timezone
 
 from studyapp.generation import stored_fits
 from studyapp.models import Participant, Study
-from studyapp.participation import assignment
+from studyapp.participation import assignment, flow
+from studyapp.studies import monitor_cases
 
 S = Participant.State
 G = Participant.Generation
 
 IN_PROGRESS = assignment.IN_PROGRESS
-#: states of participants who never got past screening (or were turned away by a quota)
-NOT_ADMITTED = (S.SCREENING, S.SCREENED_OUT, S.QUOTA_FULL)
+#: states of participants who never got past screening (turned away by it or by a quota, or
+#: declined consent); the states up to the screening are added per study (`not_admitted`)
+NOT_ADMITTED = (S.SCREENING, S.SCREENED_OUT, S.QUOTA_FULL, S.DECLINED)
+
+
+def not_admitted(study: Study) -> tuple[str, ...]:
+    """NOT_ADMITTED with the states before the screening in this study's page order."""
+    order = flow.sequence(study)
+    return tuple(dict.fromkeys([*order[: order.index(S.SCREENING)], *NOT_ADMITTED]))
 
 
 def _seconds(qs: QuerySet[Participant], start: str, end: str) -> np.ndarray:
@@ -118,7 +126,7 @@ def quota_fill(study: Study) -> list[dict[str, Any]]:
 def study_monitor(study: Study) -> dict[str, Any]:
     """Everything the monitor page and `/api/.../monitor` show; JSON-serialisable."""
     now = timezone.now()
-    qs = Participant.objects.filter(study=study)
+    qs = monitor_cases.real_participants(study)
     by_state = {s: 0 for s in S.values}
     for row in qs.values("state").annotate(n=Count("pk")).order_by():
         by_state[row["state"]] = row["n"]
@@ -131,7 +139,7 @@ def study_monitor(study: Study) -> dict[str, Any]:
         cell[row["state"]] = row["n"]
     started = sum(by_state.values())
     completed = by_state[S.COMPLETED]
-    admitted = started - sum(by_state[s] for s in NOT_ADMITTED)
+    admitted = started - sum(by_state[s] for s in not_admitted(study))
     gen = qs.aggregate(
         failed=Count("pk", filter=Q(generation=G.FAILED)),
         queued=Count("pk", filter=Q(generation__in=(G.QUEUED, G.RUNNING))),
@@ -146,6 +154,7 @@ def study_monitor(study: Study) -> dict[str, Any]:
         "state": study.state,
         "generated_at": now.isoformat(),
         "participants": started,
+        "test_participants": Participant.objects.filter(study=study, is_test=True).count(),
         "by_state": by_state,
         "by_condition": by_condition,
         "in_progress": sum(by_state[s] for s in IN_PROGRESS),
@@ -165,6 +174,10 @@ def study_monitor(study: Study) -> dict[str, Any]:
             "flagged": gen["flagged"],
         },
         "quotas": quota_fill(study),
+        "stuck_tasks": monitor_cases.stuck_tasks(study, now),
+        "flagged_by_reason": monitor_cases.flagged_by_reason(study),
+        "timeline": monitor_cases.timeline(study, now),
+        "latency_histogram": monitor_cases.latency_histogram(latency),
         "balanced_fits": balanced_fits(study),
         "last_activity": gen["last"].isoformat() if gen["last"] else None,
     }

@@ -37,10 +37,18 @@ DRAFT_ONLY = (
     "attention_max_failures",
     "attention_rule",
     "conditions",
+    "page_order",
+    "questions",
+    "random_item_order",
+    "assignment",
+    "page_timeouts",
 )
 #: settings a researcher may change at any time (a title, the panel's codes and redirects,
 #: quotas: a top-up only turns fewer people away)
-ALWAYS = ("title", "outcome_codes", "panel_param", "assignment_timeout_minutes", "quotas")
+ALWAYS = (
+    "title", "outcome_codes", "panel_param", "assignment_timeout_minutes", "quotas",
+    "waiting_timeout_s",
+)  # fmt: skip
 #: parts of a study that are not settings but freeze the same way
 DRAFT_ONLY_PARTS = ("schema", "pool")
 
@@ -117,6 +125,12 @@ def study_config(study: Study) -> dict[str, Any]:
         "outcome_codes": study.outcome_codes or {},
         "panel_param": study.panel_param,
         "assignment_timeout_minutes": study.assignment_timeout_minutes,
+        "page_order": study.page_order,
+        "questions": study.questions or [],
+        "random_item_order": study.random_item_order or [],
+        "assignment": study.assignment,
+        "waiting_timeout_s": study.waiting_timeout_s,
+        "page_timeouts": study.page_timeouts or {},
     }
 
 

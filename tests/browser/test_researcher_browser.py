@@ -114,9 +114,12 @@ def test_researcher_sets_up_runs_and_exports(driver, tmp_path: Path, downloads: 
         )
         assert "completed 2; 10 evaluations" in out, out
 
-        # the monitor shows them, then the export downloads as a ZIP
+        # bots are test participants: the monitor counts them apart from the figures, and
+        # the export has them only when asked for; then the export downloads as a ZIP
         driver.get(f"{url}/console/studies/carloan-lab/monitor/")
-        assert css('[data-fig="completion.completed"]').text == "2"
+        assert css('[data-fig="completion.completed"]').text == "0"
+        assert css('[data-fig="test_participants"]').text == "2"
+        driver.find_element(By.ID, "export-test").click()
         driver.find_element(By.ID, "export-zip").click()
         zpath = _wait_for_file(downloads, "carloan-lab-export-*.zip")
     zf = zipfile.ZipFile(zpath)

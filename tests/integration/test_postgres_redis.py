@@ -37,7 +37,7 @@ def test_participants_complete_with_real_worker(tmp_path: Path) -> None:
                 time.sleep(0.2)
             assert succeeded_tasks(tmp_path) == done_before + 1
             assert int(manage(env, "shell", "-v0", "-c", count).split()[-1]) == recourses_before > 0
-        manage(env, "export_study", "carloan", "--out", str(tmp_path / "export"))
+        manage(env, "export_study", "carloan", "--out", str(tmp_path / "export"), "--with-test")
     ev = pd.read_csv(tmp_path / "export" / "evaluations.csv")
     pa = pd.read_csv(tmp_path / "export" / "participants.csv")
     assert done_before == 3  # every recourse set came from the worker process

@@ -99,14 +99,21 @@ class Walker:
             return ""
         return body.split(marker, 1)[1].split('"', 1)[0]
 
+    def consent(self) -> Any:
+        self.get()
+        return self.post({"page": "consent", "agree": "on"})
+
     def screening(self, answers: dict[str, Any] | None = None) -> Any:
+        """Answer the screening (agreeing first when the study asks for consent first)."""
+        if self.page() == "consent":
+            assert self.consent().status_code == 302
         self.get()
         return self.post({"page": "screening", **(answers or ELIGIBLE)})
 
     def to_profile(self) -> None:
         assert self.screening().status_code == 302
-        self.get()
-        assert self.post({"page": "consent", "agree": "on"}).status_code == 302
+        if self.page() == "consent":  # a screening-first study
+            assert self.consent().status_code == 302
         self.get()
         assert self.post({"page": "scenario"}).status_code == 302
 

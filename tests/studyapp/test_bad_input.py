@@ -91,6 +91,7 @@ def test_missing_answers(evaluating: Walker, drop: str, message: str) -> None:
 def test_missing_screening_and_profile_answers(walker: Walker) -> None:
     data = dict(ELIGIBLE)
     del data["income"]
+    assert walker.consent().status_code == 302  # consent comes first
     walker.get()
     r = walker.post({"page": "screening", **data})
     assert r.status_code == 400
@@ -282,7 +283,9 @@ def test_profile_service_refuses_bad_codes(walker: Walker) -> None:
         flow_services.profile_submit(
             participant=p, values={k: v for k, v in good.items() if k != "workplace"}
         )
-    with pytest.raises(flow_services.RejectedSubmission, match="listed options: Educational background"):
+    with pytest.raises(
+        flow_services.RejectedSubmission, match="listed options: Educational background"
+    ):
         flow_services.profile_submit(participant=p, values={**good, "education": 6})
     r = walker.post({"page": "profile", **{k: "1" for k in good}, "education": "6"})
     assert r.status_code == 400 and "Please choose one of the listed options" in r.content.decode()

@@ -53,6 +53,8 @@ def test_simulate_participants_walks_the_flow(transactional_db: Any, var: Path) 
     for p in Participant.objects.filter(state="completed"):
         assert Evaluation.objects.filter(participant=p).count() == p.recourses.count() > 0
     assert Recourse.objects.filter(evaluation__isnull=True).count() == 0
+    # bots arrive through a preview link: test participants, never mixed with real data
+    assert set(Participant.objects.values_list("is_test", flat=True)) == {True}
 
 
 def test_simulated_answers_are_seeded(transactional_db: Any, var: Path) -> None:
@@ -92,7 +94,7 @@ def test_simulate_bad_arguments(transactional_db: Any, var: Path, args: list, me
 def test_simulate_refuses_a_closed_study(transactional_db: Any, var: Path) -> None:
     _run("create_demo_study", "--pool-size", "300", "--no-admin")
     Study.objects.update(state="closed")
-    with pytest.raises(CommandError, match="is closed, not live"):
+    with pytest.raises(CommandError, match="is closed"):
         _run("simulate_participants", "carloan")
 
 

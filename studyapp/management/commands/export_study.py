@@ -1,4 +1,5 @@
-"""Write a study's export (evaluations, participants, codebook, schema) into a folder."""
+"""Write a study's export (evaluations, participants, page visits, codebook, schema) into a
+folder."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ from studyapp.management.base import StudyCommand
 
 
 class Command(StudyCommand):
-    help = "Export a study: evaluations.csv, participants.csv, codebook.csv, schema.json."
+    help = (
+        "Export a study: evaluations.csv, participants.csv, page_visits.csv, codebook.csv, "
+        "schema.json."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("study", help="study slug")
@@ -23,6 +27,11 @@ class Command(StudyCommand):
             "--with-panel-ids",
             action="store_true",
             help="include panel ids (recruitment_id, panel parameters) in participants.csv",
+        )
+        parser.add_argument(
+            "--with-test",
+            action="store_true",
+            help="include test participants (previews and bots; left out by default)",
         )
 
     def handle(self, *args: Any, **opts: Any) -> None:
@@ -37,9 +46,16 @@ class Command(StudyCommand):
                 parquet=opts["parquet"],
                 with_text=opts["with_text"],
                 with_panel_ids=opts["with_panel_ids"],
+                with_test=opts["with_test"],
             )
         except (ExportError, OSError) as exc:
             self.fail(f"export of {study.slug} failed: {exc}")
         names = ", ".join(p.name for p in written)
-        n = study.participants.count()
-        self.stdout.write(f"exported study {study.slug} ({n} participants) to {out}: {names}")
+        people = study.participants.all()
+        n = people.count() if opts["with_test"] else people.filter(is_test=False).count()
+        tests = (
+            "" if opts["with_test"] else f"; {people.filter(is_test=True).count()} test left out"
+        )
+        self.stdout.write(
+            f"exported study {study.slug} ({n} participants{tests}) to {out}: {names}"
+        )

@@ -1,4 +1,5 @@
-"""Run seeded bot participants through a live study over the real HTTP flow."""
+"""Run seeded bot participants through a draft or live study over the real HTTP flow; they
+arrive through a preview link, so they are test participants (`Participant.is_test`)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,11 @@ from studyapp.participation.bots import Bot, BotError, HttpClient
 
 
 class Command(StudyCommand):
-    help = "Walk N simulated participants through a live study (needs a running worker)."
+    help = (
+        "Walk N simulated participants through a draft or live study (needs a running "
+        "worker); they are test participants, left out of quotas, the monitor and the export "
+        "unless it is asked for them (export_study --with-test)."
+    )
 
     def add_arguments(self, parser: Any) -> None:
         parser.add_argument("study", help="study slug")
@@ -50,8 +55,8 @@ class Command(StudyCommand):
         if opts["timeout"] <= 0:
             self.fail(f"--timeout must be positive, got {opts['timeout']}")
         study = self.study(opts["study"])
-        if study.state != Study.State.LIVE:
-            self.fail(f"study {study.slug} is {study.state}, not live")
+        if study.state == Study.State.CLOSED:
+            self.fail(f"study {study.slug} is closed")
         url = opts["url"]
         if url and not re.match(r"^https?://[^/\s]+/?$", url):
             self.fail(f"--url must look like http://host:port, got {url!r}")

@@ -121,6 +121,7 @@ ROWS = [
         query="with_panel_ids=1",
     ),
     Row("GET", "/api/studies/{slug}/monitor/", SEEN),
+    Row("GET", "/api/studies/{slug}/page-visits/", SEEN),
 ]
 
 

@@ -71,6 +71,12 @@ def change_data(study: Study, **overrides: Any) -> dict[str, Any]:
         "attention_checks": json.dumps(study.attention_checks),
         "attention_max_failures": str(study.attention_max_failures),
         "attention_rule": study.attention_rule,
+        "page_order": study.page_order,
+        "assignment": study.assignment,
+        "waiting_timeout_s": str(study.waiting_timeout_s),
+        "questions": json.dumps(study.questions),
+        "random_item_order": json.dumps(study.random_item_order),
+        "page_timeouts": json.dumps(study.page_timeouts),
         "shared_with": [u.pk for u in study.shared_with.all()],
     }
     for q in study.schema.get("screening", []):

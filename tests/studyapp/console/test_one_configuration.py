@@ -133,7 +133,8 @@ def test_a_live_study_freezes_the_same_settings_everywhere(draft: Study, owner: 
 def test_the_editor_assets_are_served_locally(draft: Study, owner: Any) -> None:
     client: Client = client_for(owner)
     page = client.get(change_url(draft)).content.decode()
-    assert page.count("data-django-jsonform=") == 5  # texts, codes, checks, conditions, quotas
+    # texts, codes, checks, conditions, quotas, questions, their random order, page time-outs
+    assert page.count("data-django-jsonform=") == 8
     assert "cdn." not in page and "unpkg.com" not in page
     assets = re.findall(r'(?:src|href)="(/static/django_jsonform/[^"]+)"', page)
     assert any(a.endswith("react-json-form.js") for a in assets), assets

@@ -63,7 +63,7 @@ def test_written_files_and_codebook_follow_the_contract(
         [contract.CODEBOOK, contract.SCHEMA]
         + [
             f"{t}.{ext}"
-            for t in (contract.EVALUATIONS, contract.PARTICIPANTS)
+            for t in (contract.EVALUATIONS, contract.PARTICIPANTS, contract.PAGE_VISITS)
             for ext in ("csv", "parquet")
         ]
     )
@@ -114,7 +114,8 @@ def test_outcome_map_covers_the_models_states_and_codes() -> None:
     assert set(contract.STATE_OUTCOME) <= states
     # a new state must be placed: an end state gets an outcome, anything else is unfinished
     assert states - set(contract.STATE_OUTCOME) == {
-        "screening", "consent", "scenario", "profile", "waiting", "evaluating",
+        "screening", "consent", "questions_pre", "scenario", "profile", "waiting", "evaluating",
+        "questions_post",
     }  # fmt: skip
     # the completion codes: one per outcome a study configures, no_recourse credited
     assert set(contract.CODE_OUTCOME.values()) == set(models.OUTCOMES)
@@ -132,7 +133,8 @@ def test_analysis_reader_takes_the_writers_parquet(every_state: Any, tmp_path: P
         (d / f"{table}.csv").unlink()
     from_parquet = load_export(d)
     assert from_parquet.items == from_csv.items == SCHEMA.keys
-    assert len(from_parquet.evaluations) == 30 and len(from_parquet.participants) == 18
+    n = 6 + len(S.values)  # the completes and one in every state
+    assert len(from_parquet.evaluations) == 30 and len(from_parquet.participants) == n
     for col in (*contract.REQUIRED[contract.EVALUATIONS], "x_education", "cf_education"):
         left, right = from_csv.evaluations[col], from_parquet.evaluations[col]
         assert left.tolist() == right.tolist(), col

@@ -192,24 +192,36 @@ def _all_text(zf: zipfile.ZipFile) -> str:
 
 @pytest.mark.parametrize("chunk_size", [1, 5, 2000])
 def test_streamed_zip_equals_the_frames(seeded: Any, chunk_size: int) -> None:
-    from studyapp.export import codebook_frame, evaluations_frame, participants_frame
+    from studyapp.export import (
+        codebook_frame,
+        evaluations_frame,
+        page_visits_frame,
+        participants_frame,
+    )
 
     zf = _zip(seeded, with_text=True, with_panel_ids=True, chunk_size=chunk_size)
     assert zf.testzip() is None
     assert zf.namelist() == [
-        "evaluations.csv", "participants.csv", "codebook.csv", "schema.json",
-        "evaluations.parquet", "participants.parquet",
+        "evaluations.csv", "participants.csv", "page_visits.csv", "codebook.csv", "schema.json",
+        "evaluations.parquet", "participants.parquet", "page_visits.parquet",
     ]  # fmt: skip
     ev = evaluations_frame(seeded, with_text=True)
     pa = participants_frame(seeded, with_panel_ids=True)
     assert len(ev) == 60 and len(pa) == 15
     assert zf.read("evaluations.csv").decode() == ev.to_csv(index=False)
     assert zf.read("participants.csv").decode() == pa.to_csv(index=False)
+    pv = page_visits_frame(seeded)
+    assert zf.read("page_visits.csv").decode() == pv.to_csv(index=False)
     cb = codebook_frame(
-        seeded, {"evaluations.csv": list(ev.columns), "participants.csv": list(pa.columns)}
+        seeded,
+        {
+            "evaluations.csv": list(ev.columns),
+            "participants.csv": list(pa.columns),
+            "page_visits.csv": list(pv.columns),
+        },
     )
     assert zf.read("codebook.csv").decode() == cb.to_csv(index=False)
-    for name, frame in (("evaluations", ev), ("participants", pa)):
+    for name, frame in (("evaluations", ev), ("participants", pa), ("page_visits", pv)):
         pq = pd.read_parquet(io.BytesIO(zf.read(f"{name}.parquet")))
         assert list(pq.columns) == list(frame.columns) and len(pq) == len(frame)
         for col in frame.columns:

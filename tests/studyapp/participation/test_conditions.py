@@ -89,7 +89,7 @@ def test_full_condition_quota_is_skipped_then_quota_full(study: Study) -> None:
 def test_quota_on_a_study_without_conditions(study: Study) -> None:
     Quota.objects.create(study=study, limit=2)
     states = [p.state for p in _arrive(study, 3)]
-    assert states == [S.SCREENING, S.SCREENING, S.QUOTA_FULL]
+    assert states == [S.CONSENT, S.CONSENT, S.QUOTA_FULL]  # consent comes first
 
 
 def _screened(study: Study, **answers: Any) -> Participant:
@@ -102,17 +102,17 @@ def test_screening_quota_by_code_and_by_label(study: Study) -> None:
     Quota.objects.create(study=study, screening_key="gender", screening_value="1", limit=1)
     Quota.objects.create(study=study, screening_key="gender", screening_value="Male", limit=2)
     first = _screened(study, gender="1")
-    assert first.state == S.CONSENT  # the participant themself does not count
+    assert first.state == S.SCENARIO  # the participant themself does not count
     second = _screened(study, gender="1")
     assert second.state == S.QUOTA_FULL
     assert second.completion_code == study.outcome_codes["quota_full"]["code"]
     assert second.screening["gender"] == 1  # the answers are kept
     assert [_screened(study, gender="2").state for _ in range(3)] == [
-        S.CONSENT,
-        S.CONSENT,
+        S.SCENARIO,
+        S.SCENARIO,
         S.QUOTA_FULL,
     ]
-    assert _screened(study, gender="3").state == S.CONSENT  # no quota on this cell
+    assert _screened(study, gender="3").state == S.SCENARIO  # no quota on this cell
 
 
 def test_screening_quota_within_a_condition(study: Study) -> None:
@@ -123,13 +123,13 @@ def test_screening_quota_within_a_condition(study: Study) -> None:
     )
     results = [(p.condition, p.state) for p in (_screened(study, gender="1") for _ in range(4))]
     assert results == [
-        ("a", S.CONSENT),
-        ("b", S.CONSENT),
+        ("a", S.SCENARIO),
+        ("b", S.SCENARIO),
         ("a", S.QUOTA_FULL),
         ("a", S.QUOTA_FULL),  # screened-out participants hold no place: a is least filled
     ]
     other = _screened(study, gender="2")  # the quota is a's women only
-    assert (other.condition, other.state) == ("a", S.CONSENT)
+    assert (other.condition, other.state) == ("a", S.SCENARIO)
     Quota.objects.all().delete()
     assert _screened(study, gender="1").condition == "b"  # a 2, b 1
 
@@ -139,12 +139,12 @@ def test_screening_quota_counts_fresh_and_completed_only(study: Study) -> None:
     first = _screened(study, gender="1")
     old = timezone.now() - timedelta(minutes=study.assignment_timeout_minutes + 5)
     Participant.objects.filter(pk=first.pk).update(created_at=old)  # abandoned
-    assert _screened(study, gender="1").state == S.CONSENT
+    assert _screened(study, gender="1").state == S.SCENARIO
     Participant.objects.filter(study=study).update(state=S.COMPLETED)
     assert _screened(study, gender="1").state == S.QUOTA_FULL
 
 
 def test_screening_quota_on_a_multi_answer(study: Study) -> None:
     Quota.objects.create(study=study, screening_key="loans", screening_value="8", limit=1)
-    assert _screened(study).state == S.CONSENT
+    assert _screened(study).state == S.SCENARIO
     assert _screened(study).state == S.QUOTA_FULL

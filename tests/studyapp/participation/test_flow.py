@@ -51,7 +51,7 @@ def _ranks(pool: pd.DataFrame, x: dict, income: float, cf: dict) -> tuple[int, i
 
 
 def test_complete_study(walker: Walker, study) -> None:
-    assert walker.page() == "screening"
+    assert walker.page() == "consent"  # consent comes first (before any screening answer)
     walker.to_profile()
     assert walker.page() == "profile"
     assert walker.submit_profile().status_code == 302

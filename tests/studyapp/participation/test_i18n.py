@@ -33,6 +33,8 @@ SOURCES = [
     "withdrawal",
     "attention",
     "assignment",
+    "questionnaire",
+    "question_forms",
 ]
 _PLACEHOLDER = re.compile(r"%\(\w+\)s|\{\w+\}")
 
@@ -152,15 +154,17 @@ def test_every_page_in_japanese(ja_study: Study, eager: None) -> None:
         seen.append(page)
         return body
 
+    check()  # consent first
+    w.post({"page": "consent", "agree": "on"})
     body = check()
     assert "あなたの性別を教えてください。" in body and "女性" in body
+    # no stray ASCII ':' after a Japanese label (Django's default label suffix)
+    assert "ください。:" not in body and "ください。\n:" not in body
     r = w.post({"page": "screening"})  # nothing answered: the errors in Japanese
     assert r.status_code == 400
     _assert_japanese(r.content.decode(), "screening errors")
     assert "この質問に回答してください。" in r.content.decode()
     w.post({"page": "screening", **ELIGIBLE})
-    check()
-    w.post({"page": "consent", "agree": "on"})
     check()
     w.post({"page": "scenario"})
     body = check()
@@ -175,7 +179,7 @@ def test_every_page_in_japanese(ja_study: Study, eager: None) -> None:
     r = client.post(w.url, {"page": "consent"}, follow=True)  # a stale form: message in ja
     _assert_japanese(r.content.decode(), "stale message")
     assert "すでに送信済みです" in r.content.decode()
-    assert seen[:4] == ["screening", "consent", "scenario", "profile"]
+    assert seen[:4] == ["consent", "screening", "scenario", "profile"]
 
 
 def test_waiting_withdraw_and_end_pages_in_japanese(ja_study: Study) -> None:
@@ -216,7 +220,7 @@ def test_problem_pages_of_a_japanese_study(ja_study: Study, client: Client) -> N
 def test_english_study_stays_english(study: Study) -> None:
     w = start(Client(), study)
     body = w.get().content.decode()
-    assert '<html lang="en">' in body and "A few questions first" in body
+    assert '<html lang="en">' in body and "Information and consent" in body
 
 
 def test_localized_schema_keeps_codes_and_refuses_mismatched_options() -> None:

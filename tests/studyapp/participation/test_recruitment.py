@@ -36,7 +36,7 @@ def test_prolific_ids_are_captured_and_resume(study: Study) -> None:
     a.screening()
     b = start(Client(), study, PROLIFIC)  # another browser, same panel member
     assert b.url == a.url and Participant.objects.count() == 1
-    assert b.page() == "consent"  # where they left off
+    assert b.page() == "scenario"  # where they left off (consent came first)
 
 
 def test_mturk_ids(study: Study) -> None:

@@ -139,7 +139,7 @@ def test_deleted_participant_task_is_a_no_op(study: Any) -> None:
 def test_withdraw_through_the_pages(study: Any, page: str) -> None:
     """The withdraw link on a page: GET confirms (changes nothing), POST withdraws."""
     w = start(Client(), study)
-    steps = ["screening", "consent", "scenario", "profile"]
+    steps = ["consent", "screening", "scenario", "profile"]  # consent first
     answers = {
         "screening": None,
         "consent": {"page": "consent", "agree": "on"},
