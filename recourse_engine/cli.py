@@ -95,7 +95,9 @@ def cmd_recourses(args: argparse.Namespace) -> int:
     index = PoolIndex(schema, pool, model)
     progress = None
     if len(profiles) > 1 and not args.no_progress:
-        progress = lambda rows: tqdm(rows, desc="profiles", unit="profile", file=sys.stderr)  # noqa: E731
+        progress = lambda rows: tqdm(  # noqa: E731
+            rows, desc="profiles", unit="profile", file=sys.stderr, disable=None
+        )
     selections = select_many(index, profiles, design, seed=args.seed, progress=progress)
 
     rows, cov = [], []
