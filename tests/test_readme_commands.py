@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pytest
+
+from tests.services import services_required
 
 ROOT = Path(__file__).resolve().parents[1]
 README = ROOT / "README.md"
@@ -67,6 +70,11 @@ def test_every_readme_command_runs_on_the_demo_data(tmp_path):
     assert sorted(skipped) == sorted(NOT_RUN), skipped
     to_run = [c for c in commands if c.line.split()[0] not in NOT_RUN]
     assert len(to_run) >= 15, [c.line for c in to_run]
+    if any("Rscript" in c.line for c in to_run) and shutil.which("Rscript") is None:
+        reason = "Rscript not found; a README command runs analysis.R (apt-get install r-cran-mgcv)"
+        if services_required():
+            pytest.fail(f"required (RECOURSE_REQUIRE_SERVICES=1): {reason}")
+        pytest.skip(reason)
     for name in (".venv", "examples"):
         (tmp_path / name).symlink_to(ROOT / name)
     env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
