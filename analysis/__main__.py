@@ -20,6 +20,7 @@ COMMAND_MODULES = (
     "analysis.cli_segregation",
     "analysis.cli_experiment",
     "analysis.cli_r",
+    "analysis.cli_coding",
 )
 
 DESCRIPTION = """Statistics of a study export and of recourse methods.
