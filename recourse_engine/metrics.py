@@ -23,16 +23,30 @@ that the model approves after taking a.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import numpy as np
 from sklearn.neighbors import NearestNeighbors
 
 from .decision import DecisionModel
-from .design import parse_design
+from .distances import Distance, get_distance
 from .encoding import normalise
 from .pool import Pool
 from .schema import FeatureSchema
+
+
+def _named_distance(text: str) -> Distance:
+    """A distance by the name a design uses (`l2`, `weighted[1,0.5,0,0]`); read here, not by
+    the design parser, because the strategy table's methods import this module."""
+    m = re.fullmatch(r"\s*([a-z][a-z0-9_]*)(?:\[([^\]]*)\])?\s*", text)
+    if not m:
+        raise ValueError(f"distance {text!r}: expected a name such as l2 or weighted[1,0.5,0,0]")
+    try:
+        params = tuple(float(v) for v in m[2].split(",")) if m[2] else ()
+    except ValueError:
+        raise ValueError(f"distance {text!r}: weights must be numbers") from None
+    return get_distance(m[1], params)
 
 
 def found_mask(counterfactuals: np.ndarray) -> np.ndarray:
@@ -48,15 +62,14 @@ def recourse_cost(
     mad: np.ndarray | None = None,
 ) -> np.ndarray:
     """Cost of each factual's counterfactual under a named distance; NaN where none was found."""
-    part = parse_design(f"lowest_cost@{distance}:1").parts[0]
-    assert part.distance is not None
+    named = _named_distance(distance)
     x = np.atleast_2d(np.asarray(factuals, dtype=float))
     cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
     if x.shape != cf.shape:
         raise ValueError(f"factuals {x.shape} and counterfactuals {cf.shape} differ in shape")
     out = np.full(len(x), np.nan)
     for i in np.flatnonzero(found_mask(cf)):
-        out[i] = part.distance(schema, x[i], cf[i : i + 1], mad=mad)[0]
+        out[i] = named(schema, x[i], cf[i : i + 1], mad=mad)[0]
     return out
 
 
