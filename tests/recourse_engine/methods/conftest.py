@@ -28,6 +28,7 @@ FAST = {
     "wachter": {},
     "ebr": {"n_samples": 1000},
     "causal": {},
+    "fair_rl": {"steps": 400, "warmup": 20},
 }
 
 
