@@ -62,17 +62,17 @@ def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None
         driver.get(f"{url}/s/carloan/?PROLIFIC_PID=browser-1")
         assert driver.find_elements(By.NAME, "page") == []  # the welcome page: no participant
         driver.find_element(By.ID, "start").click()
-        on_page("screening")
+        on_page("consent")  # consent first, before any screening answer
         assert 'id="withdraw-link"' in driver.page_source
+        submit()  # without ticking the box: a clear message, still on consent
+        assert "Please tick the box to agree" in driver.page_source
+        driver.find_element(By.NAME, "agree").click()
+        submit()
+        on_page("screening")
         driver.find_element(By.NAME, "age").send_keys("34")
         for name, value in [("gender", "1"), ("occupation", "1"), ("income", "3"),
                             ("car_purchase", "2"), ("loans", "8")]:  # fmt: skip
             choose(name, value)
-        submit()
-        on_page("consent")
-        submit()  # without ticking the box: a clear message, still on consent
-        assert "Please tick the box to agree" in driver.page_source
-        driver.find_element(By.NAME, "agree").click()
         submit()
         on_page("scenario")
         assert "two-year car loan" in driver.page_source
@@ -121,7 +121,7 @@ def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None
     pa = pd.read_csv(tmp_path / "export" / "participants.csv")
     assert len(pa) == 1 and pa["outcome"].iloc[0] == "completed"
     posts = [line for line in (tmp_path / "web.log").read_text().splitlines() if '"POST ' in line]
-    # screening, consent (refused + agreed), scenario, profile, 5 plans, the duplicate, and
+    # consent (refused + agreed), screening, scenario, profile, 5 plans, the duplicate, and
     # the double click's second request when Chrome sent one
     assert len(posts) >= 11
     assert len(ev) == 5 and ev["recourse"].is_unique  # the double click stored one evaluation
@@ -132,8 +132,8 @@ def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None
 
 def test_withdraw_in_a_japanese_study_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001
     """A participant of a Japanese study opens the link (a preview creates nothing), starts,
-    answers the screening, then withdraws from the consent page: confirmation, the withdrew
-    code, and nothing of their answers left in the export."""
+    agrees, answers the screening, then withdraws from the scenario page: confirmation, the
+    withdrew code, and nothing of their answers left in the export."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
     from selenium.webdriver.support.ui import WebDriverWait
@@ -148,6 +148,8 @@ def test_withdraw_in_a_japanese_study_in_chromium(driver, tmp_path: Path) -> Non
         start = driver.find_element(By.ID, "start")
         assert start.text == "調査を始める"
         start.click()
+        wait.until(ec.presence_of_element_located((By.NAME, "agree"))).click()
+        driver.find_element(By.CSS_SELECTOR, "button.next").click()
         wait.until(ec.presence_of_element_located((By.NAME, "age")))
         assert "あなたの性別を教えてください。" in driver.page_source
         driver.find_element(By.NAME, "age").send_keys("41")
@@ -155,7 +157,7 @@ def test_withdraw_in_a_japanese_study_in_chromium(driver, tmp_path: Path) -> Non
                             ("car_purchase", "1"), ("loans", "8")]:  # fmt: skip
             driver.find_element(By.CSS_SELECTOR, f'input[name="{name}"][value="{value}"]').click()
         driver.find_element(By.CSS_SELECTOR, "button.next").click()
-        wait.until(ec.presence_of_element_located((By.NAME, "agree")))
+        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, 'input[value="scenario"]')))
         link = driver.find_element(By.ID, "withdraw-link")
         assert link.text == "調査への参加をやめる"
         link.click()
