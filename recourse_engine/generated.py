@@ -176,6 +176,9 @@ def method_settings(
     check = getattr(method, "_check", None)
     if callable(check):
         check()
+    scm_model = getattr(method, "scm", None)
+    if scm_model is not None:
+        scm_model.order()  # a cycle in the causal graph is refused here, not at the fit
     return settings
 
 

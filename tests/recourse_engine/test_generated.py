@@ -192,6 +192,11 @@ def test_a_design_without_its_method_is_refused(setup):
         ("causal", {"scm": {"position": {"shoe_size": 1}}}, "causal: scm names 'shoe_size'"),
         ("causal", {"scm": {"workplace": {"education": 1}}}, "scm node 'workplace' is categorical"),
         ("causal", {"scm": {"position": {"education": "x"}}}, "must be a finite number"),
+        (
+            "causal",
+            {"scm": {"position": {"education": 1}, "education": {"position": 1}}},
+            "causal graph has a cycle",
+        ),
         ("ebr", {"group": ""}, "ebr: 'group' must name a pool column or profile item"),
         ("ebr", {"density": "kde2"}, "unknown density 'kde2'"),
     ],
