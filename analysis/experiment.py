@@ -36,6 +36,7 @@ SAC minibatch), unless `params` set it for that label.
 from __future__ import annotations
 
 import dataclasses
+import json
 import math
 import sys
 import time
@@ -46,12 +47,17 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from analysis.segregation import segregation_indices
+from analysis.experiment_defects import ebr_farthest, zero_fill
+from analysis.experiment_settings import DEFECTS_NOTE, ExperimentSettings
+from analysis.experiment_space import index_features, mutable_in_space, training_split
+from analysis.paired import paired_frame, paired_table
+from analysis.segregation.settings_indices import indices_under
 from recourse_engine import SklearnModel, normalise
 from recourse_engine.datasets import Dataset, load_dataset
 from recourse_engine.datasets.real import SUBSAMPLE
 from recourse_engine.methods import METHODS, Layout, MethodError, RecourseMethod
 from recourse_engine.metrics import (
+    constraint_violation,
     cost_gap,
     equal_choice_of_recourse,
     equal_effectiveness,
@@ -59,6 +65,8 @@ from recourse_engine.metrics import (
     gower_similarity_mean,
     plausibility,
     recourse_cost,
+    redundancy,
+    robustness_invalidation,
     sparsity_mean,
     success_rates,
     ynn,
@@ -70,7 +78,10 @@ METRICS = (
     "cost",
     "cost_gap",
     "ynn",
-    "invalidation",
+    "failure_rate",
+    "robustness_invalidation",
+    "redundancy",
+    "constraint_violation",
     "success_gap",
     "worse_indices",
     "success_rate",
@@ -130,10 +141,11 @@ def parse_methods(text: str) -> list[str]:
     return names
 
 
-def train_decision_model(data: Dataset, seed: int) -> SklearnModel:
-    """Logistic regression on the synthetic data, an MLP on real data (the paper's choice);
-    a dataset that brings its own model (the fair-recourse scenario's, possibly biased on
-    purpose) uses that."""
+def train_decision_model(data: Dataset, seed: int, classifier: str = "project") -> SklearnModel:
+    """Logistic regression on the synthetic data, an MLP on real data (the paper's choice;
+    `classifier="carla_ann"`: the authors' CARLA ann, one hidden layer of 32, learning rate
+    0.002, 99 epochs, batch 1024); a dataset that brings its own model (the fair-recourse
+    scenario's, possibly biased on purpose) uses that."""
     own = getattr(data, "decision_model", None)
     if callable(own):
         return own(seed)
@@ -143,6 +155,14 @@ def train_decision_model(data: Dataset, seed: int) -> SklearnModel:
     x = normalise(data.schema, data.codes)
     if data.name == "synthetic":
         est: Any = LogisticRegression(max_iter=2000)
+    elif classifier == "carla_ann":
+        est = MLPClassifier(
+            hidden_layer_sizes=(32,),
+            learning_rate_init=0.002,
+            batch_size=1024,
+            max_iter=99,
+            random_state=seed,
+        )
     else:
         est = MLPClassifier(hidden_layer_sizes=(32, 16), max_iter=300, random_state=seed)
     est.fit(x, data.y)
@@ -156,14 +176,6 @@ def population_features(data: Dataset, codes: np.ndarray) -> np.ndarray:
     return np.delete(z, sens, axis=1)
 
 
-def _indices(x: np.ndarray, group: np.ndarray, origin: Any | None, seed: int) -> Any:
-    if origin is None:
-        return segregation_indices(x, group, seed=seed)
-    return segregation_indices(
-        x, group, minority=origin.minority, eps=origin.eps, kmeans=origin.kmeans, seed=seed
-    )
-
-
 def run_once(
     data: Dataset,
     methods: Sequence[str],
@@ -172,18 +184,30 @@ def run_once(
     progress: bool = False,
     params: dict[str, dict[str, Any]] | None = None,
     training: dict[str, Any] | None = None,
+    settings: ExperimentSettings | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
-    """One run: metric rows (method, metric, value) and the counterfactuals per method."""
-    model = train_decision_model(data, seed)
+    """One run: metric rows (method, metric, value; `before` and `diff` = after − before for
+    the indices) and the counterfactuals per method (`outputs["data"]`: the population)."""
+    st = settings or ExperimentSettings()
+    ref = data.codes
+    if st.population == "train":
+        data = training_split(data, st.train_share, seed)
+    model = train_decision_model(data, seed, st.classifier)
     rejected = ~np.asarray(model.approves(data.codes), dtype=bool)
     factuals = data.codes[rejected]
     groups = data.group
-    origin = _indices(population_features(data, data.codes), groups, None, seed)
+    ix = st.index_settings()
+
+    def space(codes: np.ndarray) -> np.ndarray:
+        return index_features(data, codes, st.index_space, st.scaling, ref)
+
+    origin = indices_under(space(data.codes), groups, ix, seed=seed)
+    before = {k: float(getattr(origin, k)) for k in INDICES}
     rows: list[dict[str, Any]] = [
-        {"method": "origin", "metric": k, "value": float(getattr(origin, k))} for k in INDICES
+        {"method": "origin", "metric": k, "value": v, "before": v, "diff": 0.0}
+        for k, v in before.items()
     ]
-    pool = data.as_pool()
-    outputs: dict[str, Any] = {"model": model, "rejected": rejected}
+    outputs: dict[str, Any] = {"model": model, "rejected": rejected, "data": data}
     for name in methods:
         method = make_method(name, seed, (params or {}).get(name), training)
         method.progress = progress
@@ -193,27 +217,60 @@ def run_once(
         after = data.codes.copy()
         moved = np.flatnonzero(rejected)[res.valid]
         after[moved] = res.counterfactuals[res.valid]
-        post = _indices(population_features(data, after), groups, origin, seed)
+        failed = np.flatnonzero(rejected)[~res.valid]
+        if st.replicate_defects and len(failed) and name.split("/", 1)[0] == "ebr":
+            far, ok = ebr_farthest(method, data.codes[failed])  # defect (c)
+            after[failed[ok]] = far[ok]
+            failed = failed[~ok]
+        x_after = space(after)
+        if st.replicate_defects:  # defect (b): the rest to the all-zero point
+            x_after = zero_fill(x_after, failed, mutable_in_space(data, st.index_space))
+        post = indices_under(x_after, groups, ix, origin=origin, seed=seed)
         vals: dict[str, float] = {k: float(getattr(post, k)) for k in INDICES}
-        costs = recourse_cost(data.schema, factuals, res.counterfactuals, "l2")
-        g = groups[rejected]
-        vals["cost"] = float(np.nanmean(costs)) if res.valid.any() else math.nan
-        vals["cost_gap"] = cost_gap(costs, g)[1]
-        vals["ynn"] = ynn(data.schema, res.counterfactuals, pool, model, k=5)
-        vals["invalidation"] = invalidation(res.counterfactuals, model)
-        vals["success_gap"] = success_rates(res.valid, g)[1]
+        vals.update(recourse_metrics(data, model, factuals, res, groups[rejected], seed))
         vals["worse_indices"] = float(
             sum(
-                (vals[k] > getattr(origin, k)) if worse else (vals[k] < getattr(origin, k))
+                (vals[k] > before[k]) if worse else (vals[k] < before[k])
                 for k, worse in MORE_IS_WORSE.items()
             )
         )
-        vals.update(fairness_metrics(data, model, factuals, res, g, seed))
         vals["fit_seconds"] = method.fit_seconds
         vals["cf_per_second"] = len(factuals) / res.seconds if res.seconds > 0 else math.nan
         vals["wall_seconds"] = method.fit_seconds + res.seconds
-        rows += [{"method": name, "metric": k, "value": v} for k, v in vals.items()]
+        for k, v in vals.items():
+            row = {"method": name, "metric": k, "value": v, "before": math.nan, "diff": math.nan}
+            if k in INDICES:
+                row.update(before=before[k], diff=v - before[k])
+            rows.append(row)
     return rows, outputs
+
+
+def recourse_metrics(
+    data: Dataset, model: Any, factuals: np.ndarray, res: Any, g: np.ndarray, seed: int
+) -> dict[str, float]:
+    """Cost, cost gap, yNN, failure rate, CARLA's metrics, success gap and the fair-recourse
+    metrics of one method's result."""
+    cf = res.counterfactuals
+    costs = recourse_cost(data.schema, factuals, cf, "l2")
+    vals = {
+        "cost": float(np.nanmean(costs)) if res.valid.any() else math.nan,
+        "cost_gap": cost_gap(costs, g)[1],
+        "ynn": ynn(data.schema, cf, data.as_pool(), model, k=5),
+        "failure_rate": invalidation(cf, model),
+        "robustness_invalidation": _mean(
+            robustness_invalidation(data.schema, cf[:500], model, seed=seed)
+        ),
+        "redundancy": _mean(redundancy(factuals[:500], cf[:500], model)),
+        "constraint_violation": _mean(constraint_violation(data.schema, factuals, cf)),
+        "success_gap": success_rates(res.valid, g)[1],
+    }
+    vals.update(fairness_metrics(data, model, factuals, res, g, seed))
+    return vals
+
+
+def _mean(v: np.ndarray) -> float:
+    v = v[~np.isnan(v)]
+    return float(v.mean()) if len(v) else math.nan
 
 
 def fairness_metrics(
@@ -236,7 +293,7 @@ def fairness_metrics(
 
 def invalidation(counterfactuals: np.ndarray, model: Any) -> float:
     """Share of factuals without a counterfactual the model approves (none found counts):
-    `metrics.invalidation_rate` in one model call, for a model that ignores the factual."""
+    `metrics.failure_rate` in one model call, for a model that ignores the factual."""
     found = found_mask(counterfactuals)
     ok = np.zeros(len(counterfactuals), dtype=bool)
     if found.any():
@@ -333,8 +390,12 @@ def run_experiment(
     params: dict[str, dict[str, Any]] | None = None,
     training: dict[str, Any] | None = None,
     subsample: int | None = SUBSAMPLE,
+    settings: ExperimentSettings | None = None,
+    record: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """All runs; writes results.csv, results.md and figure.png into out_dir (which exists)."""
+    """All runs; writes settings.json, runs.csv, results.csv, results.md and figure.png into
+    out_dir (which exists). `record`: extra entries for settings.json (the command's)."""
+    st = settings or ExperimentSettings()
     rows: list[dict[str, Any]] = []
     first: tuple[Dataset, dict[str, Any]] | None = None
     run_iter: Any = range(runs)
@@ -346,15 +407,46 @@ def run_experiment(
     for r in run_iter:
         data = load_dataset(dataset, seed=seed + r, subsample=subsample)
         got, outputs = run_once(
-            data, methods, seed + r, progress=progress, params=params, training=training
+            data,
+            methods,
+            seed + r,
+            progress=progress,
+            params=params,
+            training=training,
+            settings=st,
         )
-        rows += got
+        rows += [{"run": r, "seed": seed + r, **row} for row in got]
         if first is None:
-            first = (data, outputs)
-    summary = summarise(rows)
+            first = (outputs["data"], outputs)
+    seconds = time.perf_counter() - t0
+    runs_frame = pd.DataFrame(rows)
+    runs_frame.to_csv(out_dir / "runs.csv", index=False)
+    paired = paired_frame(runs_frame)
+    summary = summarise(rows).merge(paired, on=["method", "metric"], how="left")
     summary.to_csv(out_dir / "results.csv", index=False)
+    meta = {
+        "dataset": dataset,
+        "methods": list(methods),
+        "runs": runs,
+        "seed": seed,
+        "subsample": subsample,
+        "training": training or {},
+        "params": params or {},
+        "settings": st.to_json(),
+        "seconds": round(seconds, 1),
+        **(record or {}),
+    }
+    (out_dir / "settings.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
+    banner = f"{DEFECTS_NOTE}\n\n" if st.replicate_defects else ""
     (out_dir / "results.md").write_text(
-        f"{dataset}, {runs} runs, {time.perf_counter() - t0:.1f} s\n\n" + table(summary)
+        f"{dataset}, {runs} runs, {seconds:.1f} s; {st.describe()}\n\n"
+        + banner
+        + "Levels, mean ± sd over runs:\n\n"
+        + table(summary)
+        + "\n"
+        + banner
+        + "Paired differences of the indices:\n\n"
+        + paired_table(paired, runs)
     )
     if first is not None:
         scatter(first[0], first[1], methods, out_dir / "figure.png")

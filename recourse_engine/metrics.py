@@ -1,5 +1,6 @@
-"""Recourse metrics: cost, cost gap, success (coverage) per group, yNN, invalidation, and
-the fairness-of-recourse notions of FACTS (Kavouras et al., NeurIPS 2023).
+"""Recourse metrics: cost, cost gap, success (coverage) per group, yNN, failure rate, CARLA's
+robustness invalidation, redundancy and constraint violation, and the fairness-of-recourse
+notions of FACTS (Kavouras et al., NeurIPS 2023).
 
 Rows of `counterfactuals` that are all-NaN mean "no recourse found" for that
 factual; they count against success and invalidation and are left out of costs.
@@ -155,14 +156,17 @@ def ynn(
     return float(1.0 - total / (len(rows) * k))
 
 
-def invalidation_rate(
+def failure_rate(
     counterfactuals: np.ndarray,
     model: DecisionModel,
     *,
     cf_income: np.ndarray | None = None,
     factual_income: np.ndarray | None = None,
 ) -> float:
-    """Share of factuals without a counterfactual the model approves (none found counts)."""
+    """Share of factuals without a counterfactual the model approves (none found counts).
+
+    Formerly `invalidation_rate`; renamed because CARLA's `InvalidationRate` is another
+    thing (`robustness_invalidation_rate`, below)."""
     cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
     if not len(cf):
         return float("nan")
@@ -355,7 +359,7 @@ def equal_choice_of_recourse(
 
 def validity(counterfactuals: np.ndarray, model: DecisionModel) -> float:
     """Share of factuals whose counterfactual the model approves (1 − invalidation)."""
-    return 1.0 - invalidation_rate(counterfactuals, model)
+    return 1.0 - failure_rate(counterfactuals, model)
 
 
 def gower_similarity_mean(
@@ -397,3 +401,75 @@ def plausibility(
     nn = NearestNeighbors(n_neighbors=1).fit(normalise(schema, ref))
     dist, _ = nn.kneighbors(normalise(schema, cf[ok]))
     return float(dist[:, 0].mean())
+
+
+# ---------------------------------------------------------------------------------------
+# CARLA's benchmark metrics (Pawelczyk et al., 2021), under CARLA's meanings
+
+
+def robustness_invalidation(
+    schema: FeatureSchema,
+    counterfactuals: np.ndarray,
+    model: DecisionModel,
+    *,
+    var: float = 0.01,
+    n_samples: int = 100,
+    seed: int = 0,
+) -> np.ndarray:
+    """CARLA's `InvalidationRate` per counterfactual: 1 − mean P(approve) over `n_samples`
+    Gaussian perturbations N(cf, var·I) on the normalised scale (cf_label = 1). Graded items
+    (numeric, ordinal) are perturbed, unrounded; categorical and binary items are not.
+    NaN rows (none found) give NaN."""
+    cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
+    out = np.full(len(cf), np.nan)
+    ok = np.flatnonzero(found_mask(cf))
+    if not len(ok):
+        return out
+    graded = np.array([it.is_graded for it in schema.items], dtype=bool)
+    spans = np.array([it.span if it.span > 0 else 1.0 for it in schema.items])
+    rng = np.random.default_rng(seed)
+    noise = rng.normal(0.0, np.sqrt(var), size=(n_samples, len(ok), schema.d))
+    noisy = cf[ok][None, :, :] + noise * (spans * graded)[None, None, :]
+    proba = np.asarray(model.predict_proba(noisy.reshape(-1, schema.d)), dtype=float)
+    if proba.ndim == 2:
+        proba = proba[:, -1]
+    out[ok] = 1.0 - proba.reshape(n_samples, len(ok)).mean(axis=0)
+    return out
+
+
+def redundancy(
+    factuals: np.ndarray, counterfactuals: np.ndarray, model: DecisionModel
+) -> np.ndarray:
+    """CARLA's `Redundancy` per counterfactual: how many of its changed items could each be
+    put back to the factual's value alone and the model would still approve. NaN rows: NaN."""
+    x = np.atleast_2d(np.asarray(factuals, dtype=float))
+    cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
+    out = np.full(len(cf), np.nan)
+    for i in np.flatnonzero(found_mask(cf)):
+        changed = np.flatnonzero(~np.isclose(cf[i], x[i]))
+        if not len(changed):
+            out[i] = 0.0
+            continue
+        trials = np.repeat(cf[i][None, :], len(changed), axis=0)
+        trials[np.arange(len(changed)), changed] = x[i, changed]
+        out[i] = float(np.sum(np.asarray(model.approves(trials), dtype=bool)))
+    return out
+
+
+def constraint_violation(
+    schema: FeatureSchema, factuals: np.ndarray, counterfactuals: np.ndarray
+) -> np.ndarray:
+    """CARLA's `ConstraintViolation` per counterfactual: how many `fixed` items it changed
+    (here also an up item moved down or a down item moved up). NaN rows: NaN."""
+    x = np.atleast_2d(np.asarray(factuals, dtype=float))
+    cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
+    con = np.array([it.constraint for it in schema.items])
+    diff = cf - x
+    bad = (
+        ((con == "fixed")[None, :] & ~np.isclose(diff, 0.0))
+        | ((con == "up")[None, :] & (diff < -1e-9))
+        | ((con == "down")[None, :] & (diff > 1e-9))
+    )
+    out = bad.sum(axis=1).astype(float)
+    out[~found_mask(cf)] = np.nan
+    return out

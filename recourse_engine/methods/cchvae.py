@@ -9,6 +9,10 @@ IBR: the encoder sees x_f only and the decoder [z, x_I without the sensitive att
 a discriminator predicts the group m from z and is trained adversarially: it minimises its
 cross-entropy, the VAE maximises it with weight beta — so z, and the recourse decoded from
 it, carry as little of the group as the data allow. Same search as CCHVAE.
+`adversary="entropy"` is the authors' published code instead (ruijiang81/Balanced-Recourse,
+`balancevae.py`: `loss = elbo - gamma * entropy(sen_clf(z))`): the VAE maximises the
+entropy of the discriminator's prediction, not its cross-entropy (the paper prints
+−β log P(m|z)); the discriminator is trained on its cross-entropy either way.
 
 The decoder is Gaussian with a fixed sd `recon_sigma` (0.1) on the normalised scale.
 """
@@ -21,7 +25,21 @@ from typing import Any
 import numpy as np
 
 from ..encoding import normalise
+from .base import MethodError
 from .vae import GaussianEncoder, VAEMethod, kl_normal, latent_sphere_search, mlp, reparameterise
+
+ADVERSARIES = ("cross_entropy", "entropy")
+
+
+def adversary_objective(logits: Any, m: Any, kind: str) -> Any:
+    """What the VAE maximises against the group discriminator (mean over the batch): the
+    discriminator's cross-entropy on the true group, or the entropy of its prediction."""
+    import torch
+
+    if kind == "cross_entropy":
+        return torch.nn.functional.binary_cross_entropy_with_logits(logits, m)
+    p = torch.sigmoid(logits)
+    return -(p * torch.log(p + 1e-10) + (1 - p) * torch.log(1 - p + 1e-10)).mean()
 
 
 @dataclass
@@ -33,6 +51,7 @@ class CCHVAE(VAEMethod):
     name: str = field(default="cchvae", init=False)
     balanced: bool = field(default=False, init=False)
     beta: float = field(default=0.0, init=False)
+    adversary: str = field(default="cross_entropy", init=False)
 
     def _columns(self, data: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         lay = self.layout
@@ -45,6 +64,12 @@ class CCHVAE(VAEMethod):
 
     def _fit(self, data: Any) -> None:
         import torch
+
+        if self.adversary not in ADVERSARIES:
+            raise MethodError(
+                f"{self.name}: unknown adversary {self.adversary!r}; "
+                f"expected one of {', '.join(ADVERSARIES)}"
+            )
 
         torch.manual_seed(self.seed)
         rng = np.random.default_rng(self.seed)
@@ -74,7 +99,8 @@ class CCHVAE(VAEMethod):
             nll = ((rec - xf[idx]) ** 2).sum(dim=1) / (2 * self.recon_sigma**2)
             loss = (nll + kl_normal(mu, logvar)).mean()
             if disc is not None:
-                loss = loss - self.beta * bce(disc(lat).squeeze(-1), m[idx])
+                objective = adversary_objective(disc(lat).squeeze(-1), m[idx], self.adversary)
+                loss = loss - self.beta * objective
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -125,5 +151,6 @@ class IBR(CCHVAE):
     """Implicit balanced recourse: CCHVAE with a group-blind encoder and an adversary on z."""
 
     beta: float = 10.0  # type: ignore[assignment]
+    adversary: str = "cross_entropy"  # type: ignore[assignment]
     name: str = field(default="ibr", init=False)
     balanced: bool = field(default=True, init=False)

@@ -35,7 +35,7 @@ def test_command_writes_the_fairness_metrics_per_method(tmp_path):
     )  # fmt: skip
     assert code == 0
     csv = pd.read_csv(out / "results.csv")
-    assert list(csv.columns) == ["method", "metric", "mean", "sd"]
+    assert list(csv.columns)[:4] == ["method", "metric", "mean", "sd"]
     for method in ("fair_rl", "gs"):
         got = set(csv.loc[csv["method"] == method, "metric"])
         assert set(FAIR) | set(QUALITY) <= got, method

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 
 from recourse_engine import IncomeRule, carloan_schema, normalise, pool_from_frame, synth_pool
-from recourse_engine.metrics import cost_gap, invalidation_rate, recourse_cost, success_rates, ynn
+from recourse_engine.metrics import cost_gap, failure_rate, recourse_cost, success_rates, ynn
 
 from .reference import slow_l2
 
@@ -27,7 +27,7 @@ def test_recourse_cost_l2_matches_direct_formula_and_skips_missing():
         assert got[i] == pytest.approx(slow_l2(s, list(f[i]), list(cf[i])))
 
 
-def test_ynn_and_invalidation_against_direct_neighbours():
+def test_ynn_and_failure_rate_against_direct_neighbours():
     s = carloan_schema()
     frame = synth_pool(s, n=120, seed=4)
     pool = pool_from_frame(frame, s)
@@ -45,12 +45,12 @@ def test_ynn_and_invalidation_against_direct_neighbours():
         h_cf = 3 * cf_income[i] >= 4 * factual_income[i]
         total += sum(abs(int(h_cf) - int(3 * pool.income[j] >= 4 * factual_income[i])) for j in nb)
     assert got == pytest.approx(1 - total / 25)
-    inv = invalidation_rate(cf, rule, cf_income=cf_income, factual_income=factual_income)
+    inv = failure_rate(cf, rule, cf_income=cf_income, factual_income=factual_income)
     valid = [3 * cf_income[i] >= 4 * factual_income[i] for i in range(5)]
     assert inv == pytest.approx(1 - sum(valid) / 6)
 
 
-def test_invalidation_with_a_trained_model_counts_unapproved_and_missing():
+def test_failure_rate_with_a_trained_model_counts_unapproved_and_missing():
     from recourse_engine import train_sklearn_model
 
     s = carloan_schema()
@@ -61,4 +61,4 @@ def test_invalidation_with_a_trained_model_counts_unapproved_and_missing():
     cf = pool.codes[:40].copy()
     cf[:5] = np.nan
     approved = [bool(model.approves(cf[i : i + 1])[0]) for i in range(5, 40)]
-    assert invalidation_rate(cf, model) == pytest.approx(1 - sum(approved) / 40)
+    assert failure_rate(cf, model) == pytest.approx(1 - sum(approved) / 40)
