@@ -1,6 +1,7 @@
-"""Faults during a study, on PostgreSQL + a Redis and a Celery worker of the test's own (never
-the shared ones): the broker stopped while participants submit their profiles, and the
-worker killed while it holds a participant's task. Each ends with every participant
+"""Faults during a study, with a Redis and a Celery worker of the test's own (never the
+shared ones): the broker stopped while participants submit their profiles (PostgreSQL +
+Redis), and the worker killed while it holds a participant's task (on PostgreSQL + Redis and
+on the embedded default, whose broker never re-delivers a fetched task). Each ends with every participant
 complete and the export holding their evaluations."""
 
 from __future__ import annotations
@@ -17,7 +18,14 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.integration.stack import ROOT, VENV_BIN, free_port, manage, postgres_redis_env
+from tests.integration.stack import (
+    ROOT,
+    VENV_BIN,
+    embedded_env,
+    free_port,
+    manage,
+    postgres_redis_env,
+)
 from tests.services import require_executable, require_postgres
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -122,7 +130,7 @@ def _bots(env: dict[str, str], slug: str, n: int, url: str, out: list[str]) -> t
 
 
 def _complete(env: dict[str, str], slug: str, tmp: Path, n: int) -> None:
-    manage(env, "export_study", slug, "--out", str(tmp / "export"))
+    manage(env, "export_study", slug, "--out", str(tmp / "export"), "--with-test")  # bots
     pa = pd.read_csv(tmp / "export" / "participants.csv", keep_default_na=False)
     ev = pd.read_csv(tmp / "export" / "evaluations.csv", keep_default_na=False)
     # every participant ended: with their plans evaluated, or told the pool had none for them
@@ -169,12 +177,24 @@ UNFINISHED_FITS = (
 )
 
 
-def test_a_worker_killed_while_it_holds_a_participants_task(tmp_path: Path) -> None:
+@contextmanager
+def _backend(kind: str, tmp_path: Path) -> Iterator[dict[str, str]]:
+    """PostgreSQL with a Redis of the test's own, or the embedded default (SQLite and the
+    SQLite-backed broker in the test's folder)."""
+    if kind == "embedded":
+        yield embedded_env(tmp_path)
+        return
     pg = require_postgres()
     with (
         own_redis() as rd,
         postgres_redis_env(tmp_path, pg, f"redis://127.0.0.1:{rd['port']}") as env,
     ):
+        yield env
+
+
+@pytest.mark.parametrize("kind", ["postgres_redis", "embedded"])
+def test_a_worker_killed_while_it_holds_a_participants_task(tmp_path: Path, kind: str) -> None:
+    with _backend(kind, tmp_path) as env:
         # the methods' fits look unfinished, so each task waits for them (re-queued every
         # 3 s, held by the worker in between) for 8 s and then shows the fallback
         env.update(FAST_SWEEP, STUDYAPP_FIT_WAIT_S="8")
