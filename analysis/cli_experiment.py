@@ -9,11 +9,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import sys
-from pathlib import Path
 from typing import Any
 
-from analysis.cli_common import CliError, fail
+from analysis.cli_common import CliError, add_out_folder, add_progress_flag, fail, out_folder
 from recourse_engine.cli import non_negative_int, positive_int
 
 
@@ -74,8 +72,8 @@ def register(subparsers: Any) -> None:
     e.add_argument("--clusters", type=positive_int, help="K-Means clusters (30)")
     e.add_argument("--kmeans-inits", type=positive_int, help="K-Means starts")
     e.add_argument("--kmeans-seed", type=non_negative_int, help="K-Means seed (default: run's)")
-    e.add_argument("--out", required=True, help="output folder (created if missing)")
-    e.add_argument("--quiet", action="store_true", help="no progress bars")
+    add_out_folder(e, "settings.json, runs.csv, results.csv, results.md and figure.png")
+    add_progress_flag(e, legacy_quiet=True)
     e.set_defaults(func=run_experiment_command)
 
 
@@ -113,11 +111,7 @@ def _run(args: argparse.Namespace) -> int:
         raise CliError(f"unknown dataset {args.dataset!r}; known: {', '.join(DATASETS)}")
     methods = parse_methods(args.methods)
     params = parse_params(args.param, methods)
-    out = Path(args.out)
-    if out.exists() and not out.is_dir():
-        raise CliError(f"{out}: exists and is not a folder")
-    if not out.parent.exists():
-        raise CliError(f"{out.parent}: output folder's parent does not exist")
+    out = out_folder(args.out)
     training = {"epochs": args.epochs, "batch": args.batch}
     settings = preset(args.preset).with_(
         index_space=args.index_space,
@@ -143,7 +137,7 @@ def _run(args: argparse.Namespace) -> int:
         args.runs,
         out,
         seed=args.seed,
-        progress=not args.quiet,
+        progress=not args.no_progress,
         params=params,
         training=training,
         subsample=args.subsample,
@@ -153,7 +147,6 @@ def _run(args: argparse.Namespace) -> int:
     print(
         f"{args.runs} runs of {', '.join(methods)} on {args.dataset}: "
         f"{out / 'settings.json'}, {out / 'runs.csv'}, {out / 'results.csv'}, "
-        f"{out / 'results.md'}, {out / 'figure.png'}",
-        file=sys.stderr,
+        f"{out / 'results.md'}, {out / 'figure.png'}"
     )
     return 0

@@ -97,6 +97,12 @@ class Selection:
     def coverage(self) -> float:
         return len(self.picks) / self.requested if self.requested else 1.0
 
+    def to_frame(self, schema: FeatureSchema | None = None) -> Any:
+        """One row per pick, as a pandas data frame (`selection_frames`)."""
+        from .selection_frames import selection_frame
+
+        return selection_frame(self, schema)
+
 
 @dataclass
 class Candidates:
