@@ -116,7 +116,7 @@ def _measure(
     prepare(env, pool_size=pool_size)
     with running(env, work) as url:
         out = _simulate(env, url, n, parallel)
-    manage(env, "export_study", "carloan", "--out", str(work / "export"))
+    manage(env, "export_study", "carloan", "--out", str(work / "export"), "--with-test")  # bots
     pa = pd.read_csv(work / "export" / "participants.csv").sort_values("participant")
     secs = pa["recourses_seconds"].dropna().to_numpy(dtype=float)
     outcomes = pa["outcome"].value_counts().to_dict()

@@ -80,6 +80,9 @@ def test_the_wheel_holds_the_packages_and_their_data(installed):
     assert "analysis/r/analysis.R" in names
     assert "recourse_engine/data/datasets/adult.data.gz" in names
     assert "studyapp/static/studyapp/study.css" in names
+    assert "studyapp/templates/studyapp/base.html" in names
+    assert "studyapp/templates/admin/studyapp/study/change_form.html" in names
+    assert "studyapp/locale/ja/LC_MESSAGES/django.mo" in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
     text = zipfile.ZipFile(wheel).read(entry).decode()
     for command in COMMANDS:
@@ -135,3 +138,7 @@ def test_real_commands_from_a_folder_outside_the_checkout(installed):
     # the study's command line keeps its database in ./var of the folder it runs in
     _run([str(bin_ / "recourse-study"), "migrate", "-v0"], work, env)
     assert (work / "var" / "db.sqlite3").is_file()
+    # the participant pages' templates come from the installed package
+    probe = "from django.template.loader import get_template as g; print(g('studyapp/base.html').origin.name)"
+    done = _run([str(bin_ / "recourse-study"), "shell", "-v0", "-c", probe], work, env)
+    assert done.stdout.strip().startswith(env["_SITE"]), done.stdout

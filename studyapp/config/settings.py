@@ -84,7 +84,8 @@ WSGI_APPLICATION = "studyapp.config.wsgi.application"
 TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
-        "DIRS": [BASE_DIR / "templates"],
+        # inside the package, so an installed `recourse-study` finds them too
+        "DIRS": [BASE_DIR / "studyapp" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -125,7 +126,7 @@ AUTH_PASSWORD_VALIDATORS = [
 LANGUAGE_CODE = "en"
 #: participant pages run in the study's language (Study.language), not the browser's
 LANGUAGES = [("en", "English"), ("ja", "Japanese")]
-LOCALE_PATHS = [BASE_DIR / "locale"]
+LOCALE_PATHS = [BASE_DIR / "studyapp" / "locale"]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -50,9 +50,12 @@ def export_study(
     with_text: bool = False,
     with_panel_ids: bool = False,
     with_test: bool = False,
+    with_r: bool = False,
 ) -> list[Path]:
     """Write the export files into `out` (created if needed); all or nothing. `with_test`:
-    test participants (previews, bots) too."""
+    test participants (previews, bots) too; `with_r`: the R hand-off beside the tables
+    (labelled .rds and .sav, and analysis.R refitting the models with mgcv), when there are
+    evaluations."""
     import pyarrow.parquet as pq
 
     tables = Tables.of(
@@ -75,6 +78,10 @@ def export_study(
             for name, frame in frames.items():
                 table = arrow_table(frame, arrow_schema(codebook, f"{name}.csv"))
                 pq.write_table(table, staging / f"{name}.parquet")
+        if with_r and len(frames[c.EVALUATIONS]):
+            from analysis.r_export import write_r_data
+
+            write_r_data(staging, staging)  # labelled .rds / .sav and analysis.R (mgcv)
         written = []
         for f in sorted(staging.iterdir()):
             target = out / f.name

@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from studyapp.export import ExportError, export_study
+from studyapp.export import export_study
 from studyapp.management.base import StudyCommand
 
 
@@ -33,6 +33,12 @@ class Command(StudyCommand):
             action="store_true",
             help="include test participants (previews and bots; left out by default)",
         )
+        parser.add_argument(
+            "--with-r",
+            action="store_true",
+            help="also write labelled R and SPSS data (.rds, .sav) and analysis.R, which refits "
+            "the study's models with mgcv",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         study = self.study(opts["study"])
@@ -47,8 +53,9 @@ class Command(StudyCommand):
                 with_text=opts["with_text"],
                 with_panel_ids=opts["with_panel_ids"],
                 with_test=opts["with_test"],
+                with_r=opts["with_r"],
             )
-        except (ExportError, OSError) as exc:
+        except (ValueError, OSError) as exc:  # the export's or the R hand-off's ExportError
             self.fail(f"export of {study.slug} failed: {exc}")
         names = ", ".join(p.name for p in written)
         people = study.participants.all()

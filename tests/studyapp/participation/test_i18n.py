@@ -22,7 +22,7 @@ from studyapp.studies import carloan, services
 from tests.studyapp.conftest import DESIGN, ELIGIBLE, PROFILE, Walker, start
 
 ROOT = Path(settings.BASE_DIR)
-LOCALE = ROOT / "locale" / "ja" / "LC_MESSAGES"
+LOCALE = ROOT / "studyapp" / "locale" / "ja" / "LC_MESSAGES"
 #: the participant-facing sources whose strings the catalogue must translate
 SOURCES = [
     "forms",
@@ -70,7 +70,7 @@ def test_every_entry_is_translated_with_its_placeholders() -> None:
 
 def test_every_msgid_in_the_sources_is_in_the_catalogue(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     """makemessages over a copy of the participant-facing templates and modules."""
-    shutil.copytree(ROOT / "templates" / "studyapp", tmp_path / "templates" / "studyapp")
+    shutil.copytree(ROOT / "studyapp" / "templates" / "studyapp", tmp_path / "templates" / "studyapp")
     (tmp_path / "studyapp").mkdir()
     for name in SOURCES:
         shutil.copy(ROOT / "studyapp" / "participation" / f"{name}.py", tmp_path / "studyapp" / f"{name}.py")
