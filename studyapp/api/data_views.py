@@ -50,7 +50,7 @@ class StudyScoped:
 @extend_schema_view(
     list=extend_schema(
         summary="Participants of a study (paged, filterable)",
-        parameters=[SLUG, WITH_PANEL_IDS],
+        parameters=[SLUG, WITH_PANEL_IDS, WITH_TEST],
         responses={
             200: ds.ParticipantWithPanelSerializer(many=True),
         },
@@ -75,7 +75,10 @@ class ParticipantViewSet(StudyScoped, viewsets.ReadOnlyModelViewSet):
     queryset = Participant.objects.none()  # for the schema; requests use get_queryset
 
     def get_queryset(self) -> Any:
-        return selectors.study_participants(study=self.study)
+        people = selectors.study_participants(study=self.study)
+        if self.action == "list" and not flag(self.request, "with_test"):
+            people = people.filter(is_test=False)  # previews and bots, as in the export
+        return people
 
     def get_serializer_class(self) -> Any:
         if getattr(self, "swagger_fake_view", False):
@@ -96,7 +99,7 @@ class ParticipantViewSet(StudyScoped, viewsets.ReadOnlyModelViewSet):
 @extend_schema_view(
     list=extend_schema(
         summary="Evaluations of a study (paged, filterable)",
-        parameters=[SLUG, WITH_TEXT],
+        parameters=[SLUG, WITH_TEXT, WITH_TEST],
         responses={200: ds.EvaluationWithTextSerializer(many=True)},
     )
 )
@@ -108,7 +111,10 @@ class EvaluationViewSet(StudyScoped, viewsets.GenericViewSet):
     queryset = Evaluation.objects.none()  # for the schema; requests use get_queryset
 
     def get_queryset(self) -> Any:
-        return selectors.study_evaluations(study=self.study)
+        rows = selectors.study_evaluations(study=self.study)
+        if not flag(self.request, "with_test"):
+            rows = rows.filter(participant__is_test=False)  # previews and bots, as in the export
+        return rows
 
     def get_serializer_class(self) -> Any:
         if getattr(self, "swagger_fake_view", False):

@@ -298,3 +298,17 @@ def test_monitor_numbers_match_rows(crowd: Cast) -> None:
     assert body["completion"]["rate"] == round(completed / qs.count(), 4)
     assert body["recourse_failures"]["flagged"] == qs.filter(flagged=True).count() == 1
     assert body["duration_seconds"]["n"] == completed
+
+
+def test_test_participants_are_left_out_of_the_lists_unless_asked(crowd: Cast) -> None:
+    client = crowd.client("shared")
+    bot = Participant.objects.filter(study=crowd.study, evaluations__isnull=False).first()
+    Participant.objects.filter(pk=bot.pk).update(is_test=True)
+    people = "/api/studies/loans/participants/"
+    assert bot.pk not in _ids(client.get(people))
+    assert bot.pk in _ids(client.get(people, {"with_test": "1"}))
+    rows = client.get("/api/studies/loans/evaluations/", {"page_size": 1000}).json()["results"]
+    assert rows and all(r["participant"] != bot.pk for r in rows)
+    with_test = client.get("/api/studies/loans/evaluations/", {"page_size": 1000, "with_test": "1"})
+    assert any(r["participant"] == bot.pk for r in with_test.json()["results"])
+    assert client.get(people, {"with_test": "maybe"}).status_code == 400
