@@ -19,6 +19,15 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, NamedTuple, Protocol
 
+#: how every CSV the platform writes keeps text from running as a spreadsheet formula
+#: (`analysis.csv_safety`); the codebook states it for the free-text columns
+NOTE = (
+    "in CSV files a text cell that starts with = + - @, a tab or a carriage return is written "
+    "with a leading apostrophe (spreadsheet formula injection), and a lone carriage return as "
+    "a line feed; Parquet keeps the raw text"
+)
+
+
 #: the files of an export folder (the two tables also come as `.parquet`)
 EVALUATIONS = "evaluations"
 PARTICIPANTS = "participants"
@@ -202,8 +211,8 @@ _ALL = (
     Column("any_impossible", "integer", "any changed item marked impossible", "0=no; 1=yes"),
     Column("acceptance", "integer", "{acceptance_question}", "{scale}"),
     Column("action", "integer", "{action_question}", "{scale}"),
-    Column("acceptance_why", "string", "free-text reason for the acceptance rating"),
-    Column("action_why", "string", "free-text reason for the action rating"),
+    Column("acceptance_why", "string", f"free-text reason for the acceptance rating; {NOTE}"),
+    Column("action_why", "string", f"free-text reason for the action rating; {NOTE}"),
     Column("seconds_on_page", "float", "seconds from first view of the plan page to submit", ">=0"),
     Column("submitted_at", "datetime", "time the evaluation was stored", ISO_UTC),
     Column("state", "string", "participant's state at export", "{states}"),

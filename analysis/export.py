@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 
 from analysis import contract as c
+from analysis.csv_safety import restore
 from recourse_engine import FeatureSchema, SchemaError, load_schema
 
 
@@ -57,7 +58,8 @@ def _read_table(directory: Path, stem: str) -> tuple[pd.DataFrame, str]:
     csv, parquet = directory / f"{stem}.csv", directory / f"{stem}.parquet"
     if csv.exists():
         try:
-            return pd.read_csv(csv, dtype=dict.fromkeys(c.IDENTIFIERS, str)), csv.name
+            frame = pd.read_csv(csv, dtype=dict.fromkeys(c.IDENTIFIERS, str))
+            return restore(frame), csv.name  # the text as typed (see analysis.csv_safety)
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise ExportError(f"{csv.name}: cannot parse CSV ({exc})") from exc
         except pd.errors.EmptyDataError:

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from analysis.csv_safety import neutralise
+
 #: the free-text answers and the rating each one explains
 FIELDS = {"acceptance_why": "acceptance", "action_why": "action"}
 COLUMNS = ["participant", "strategy", "sparsity", "proximity", "rating", "question", "quote"]
@@ -83,7 +85,7 @@ def write_quotes(table: pd.DataFrame, out: Path, stem: str = "quotes") -> list[P
     cols = [c for c in [*COLUMNS, "code"] if c in table.columns]
     shown = table[cols]
     paths = [out / f"{stem}.csv", out / f"{stem}.md", out / f"{stem}.tex"]
-    shown.to_csv(paths[0], index=False)
+    neutralise(shown).to_csv(paths[0], index=False)
     paths[1].write_text(_markdown(shown))
     paths[2].write_text(shown.to_latex(index=False, escape=True, longtable=True))
     return paths

@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import contract as c
+from analysis.csv_safety import neutralise
 from studyapp.export.codebook import codebook_for
 from studyapp.export.tables import Tables
 from studyapp.models import Study
@@ -71,8 +72,8 @@ def export_study(
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
     try:
         for name, frame in frames.items():
-            frame.to_csv(staging / f"{name}.csv", index=False)
-        codebook.to_csv(staging / c.CODEBOOK, index=False)
+            neutralise(frame).to_csv(staging / f"{name}.csv", index=False)
+        neutralise(codebook).to_csv(staging / c.CODEBOOK, index=False)
         (staging / c.SCHEMA).write_text(schema_json(study), encoding="utf-8")
         if parquet:
             for name, frame in frames.items():

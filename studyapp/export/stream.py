@@ -20,6 +20,7 @@ from typing import Any
 import pandas as pd
 
 from analysis import contract as c
+from analysis.csv_safety import neutralise
 from studyapp.export.codebook import codebook_for
 from studyapp.export.files import arrow_schema, arrow_table, schema_json
 from studyapp.export.tables import Tables
@@ -99,7 +100,7 @@ def _table_member(
         member.write(",".join(columns).encode() + b"\n")
         for chunk in _chunks(rows, chunk_size):
             frame = to_frame(chunk)
-            member.write(frame.to_csv(index=False, header=False).encode())
+            member.write(neutralise(frame).to_csv(index=False, header=False).encode())
             if writer is not None:
                 writer.write_table(arrow_table(frame, arrow))
             yield sink.drain()
@@ -138,7 +139,7 @@ def _zip_pieces(tables: Tables, *, parquet: bool, chunk_size: int) -> Iterator[b
                     else None
                 )
                 yield from _table_member(zf, sink, name, *sources[name], target, chunk_size)
-            zf.writestr(_member(c.CODEBOOK), codebook.to_csv(index=False))
+            zf.writestr(_member(c.CODEBOOK), neutralise(codebook).to_csv(index=False))
             zf.writestr(_member(c.SCHEMA), schema_json(tables.study))
             yield sink.drain()
             if parquet:
