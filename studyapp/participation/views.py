@@ -29,8 +29,9 @@ def _problem(request: HttpRequest, message: str, status: int) -> HttpResponse:
 
 @require_GET
 def index(request: HttpRequest) -> HttpResponse:
-    studies = Study.objects.filter(state=Study.State.LIVE).order_by("title")
-    return render(request, "studyapp/index.html", {"studies": studies})
+    """A neutral page: it lists no study, so a live study is reachable only by its link (the
+    panel's, with its ids), never by browsing to the site."""
+    return render(request, "studyapp/index.html")
 
 
 @never_cache
