@@ -39,7 +39,8 @@ METHOD_PARAMS: dict[str, dict[str, Any]] = {
     },
     "ebr": {"group": "gender"},
     "ibr": {"group": "gender"},
-    "fair_rl": {"group": "gender"},
+    # 500 SAC steps rather than 1,500: the demo's pool is small, and its fit stays short
+    "fair_rl": {"group": "gender", "steps": 500},
 }
 
 
