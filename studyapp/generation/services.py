@@ -176,7 +176,14 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
                     :300
                 ]
         else:
-            _end_without_recourse(locked, G.EMPTY, "no admissible recourse in the pool")
+            why = "; ".join(f"{label}: {w}" for label, w in selection.fallbacks.items())
+            _end_without_recourse(
+                locked,
+                G.EMPTY,
+                f"no recourse to show ({why})"[:300]
+                if why
+                else "no admissible recourse in the pool",
+            )
         locked.save()
         return locked.generation
 

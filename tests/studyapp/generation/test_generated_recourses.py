@@ -217,3 +217,15 @@ def test_the_demo_comparison_model_judges_items_only(db: Any) -> None:
     assert not model.use_income and not model.relative_to_factual
     assert json.loads(json.dumps(study.method_params)) == PARAMS
     assert method_fitting.methods_check(study) == []
+
+
+def test_a_design_of_methods_only_ends_with_the_methods_reason(db: Any) -> None:
+    study = _draft(design="wachter:1")
+    updates.study_update(study=study, changes={"method_fallback": "fewer"})
+    study_services.study_set_state(study=study, state=Study.State.LIVE)
+    FittedMethod.objects.filter(study=study).update(state=FittedMethod.State.FAILED, message="boom")
+    p = _walk_to_waiting(study)
+    assert services.recourses_generate(participant_id=p.pk) == "empty"
+    p.refresh_from_db()
+    assert p.state == Participant.State.NO_RECOURSE and not p.recourses.exists()
+    assert p.flag_reason.startswith("no recourse to show (wachter: the method's fit failed (boom)")
