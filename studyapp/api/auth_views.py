@@ -13,6 +13,7 @@ from rest_framework.exceptions import ValidationError
 from rest_framework.permissions import AllowAny, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.throttling import ScopedRateThrottle
 
 from studyapp.api.permissions import IsResearcher
 from studyapp.api.schema import ApiSchema
@@ -28,8 +29,11 @@ class ResearcherTokenView(ObtainAuthToken):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
+    # password guessing: a few attempts a minute per client address (STUDYAPP_TOKEN_RATE)
+    throttle_classes = [ScopedRateThrottle]
+    throttle_scope = "token"
     schema = ApiSchema()
-    schema_refusals = ("400",)
+    schema_refusals = ("400", "429")
 
     @extend_schema(summary="A token for a researcher account (username + password)")
     def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:

@@ -18,6 +18,7 @@ REFUSALS = {
     "401": "No (valid) credentials: send 'Authorization: Token <key>'.",
     "403": "Not a researcher account, or an action for the study's owner only.",
     "404": "No such study (or participant, or page) among those you can see.",
+    "429": "Too many attempts; the body says after how many seconds to try again.",
 }
 
 

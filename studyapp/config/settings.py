@@ -7,7 +7,7 @@ SQLAlchemy transport, see broker.py), served by a real worker process. ``DATABAS
 Variables: DJANGO_SECRET_KEY, DJANGO_DEBUG, DJANGO_ALLOWED_HOSTS, DJANGO_CSRF_TRUSTED_ORIGINS,
 DATABASE_URL, CELERY_BROKER_URL, STUDYAPP_VAR_DIR, STUDYAPP_QUEUE, STUDYAPP_TASK_TIME_LIMIT,
 STUDYAPP_TASKS_EAGER, STUDYAPP_STATIC_ROOT, STUDYAPP_SWEEP_AFTER_S, STUDYAPP_SWEEP_EVERY_S,
-STUDYAPP_FIT_WAIT_S.
+STUDYAPP_FIT_WAIT_S, STUDYAPP_TOKEN_RATE.
 """
 
 from __future__ import annotations
@@ -142,6 +142,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # the token endpoint takes a password: throttled per client address (process-local cache)
+    "DEFAULT_THROTTLE_RATES": {"token": os.environ.get("STUDYAPP_TOKEN_RATE", "10/min")},
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Recourse study platform API",

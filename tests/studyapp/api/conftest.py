@@ -134,6 +134,16 @@ def _fast_passwords(settings: Any) -> None:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+@pytest.fixture(autouse=True)
+def _fresh_throttles() -> Any:
+    """The token endpoint's throttle counts live in the cache: each test starts afresh."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def cast(db: Any) -> Cast:
     return make_cast()

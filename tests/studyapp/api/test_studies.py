@@ -447,3 +447,21 @@ def test_patch_refuses_quotas_on_a_condition_it_removes(cast: Cast) -> None:
     assert r.json()["quotas"] == ["quotas[0].condition: no condition named 'a' (conditions: b)"]
     assert _study_state("loans") == before
     assert cast.study.quotas.get().condition.name == "a"
+
+
+def test_the_token_endpoint_throttles_password_guessing(cast: Cast) -> None:
+    from django.core.cache import cache
+    from rest_framework.test import APIClient
+
+    cache.clear()
+    anon = APIClient()
+    codes = [
+        anon.post("/api/token/", {"username": "owner", "password": f"guess{i}"}, format="json")
+        for i in range(12)
+    ]
+    assert [r.status_code for r in codes[:10]] == [400] * 10
+    assert codes[10].status_code == 429 and int(codes[10]["Retry-After"]) > 0
+    # the right password is refused too while the client is throttled
+    r = anon.post("/api/token/", {"username": "owner", "password": PASSWORD}, format="json")
+    assert r.status_code == 429 and "token" not in r.json()
+    cache.clear()
