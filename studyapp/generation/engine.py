@@ -109,11 +109,22 @@ def pool_of(csv_text: str, schema: FeatureSchema, source: str = "pool") -> Pool:
     return pool_from_frame(frame, schema, source=source)
 
 
+def _cache_key(study: Any) -> tuple[Any, ...]:
+    """What a worker's cached pool index and loaded methods depend on: the study, its pool,
+    its decision model and its usable stored fits."""
+    return (
+        study.pk,
+        study.pool_hash,
+        stored_fits.model_key(study),
+        stored_fits.fits_version(study),
+    )
+
+
 def pool_index_for(study: Any) -> tuple[FeatureSchema, PoolIndex]:
     """The study's schema and prepared pool index, cached per (study, pool, model, stored
     balanced-recourse fits): an index built before a fit was stored is rebuilt with it."""
     schema = schema_of(study.schema)
-    key = (study.pk, study.pool_hash, stored_fits.model_key(study), stored_fits.fits_version(study))
+    key = _cache_key(study)
     with _lock:
         index = _index_cache.get(key)
         if index is None:
@@ -135,7 +146,7 @@ def generators_for(
     names = design.methods
     if not names:
         return {}, []
-    key = (study.pk, study.pool_hash, stored_fits.model_key(study), stored_fits.fits_version(study))
+    key = _cache_key(study)
     with _lock:
         cached = _method_cache.get(key)
         if cached is None:
