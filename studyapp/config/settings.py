@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI served from our static files: works offline
     "django_jsonform",  # the console's structured settings editor (its JS is in our static files)
     "studyapp",
+    "studyapp.coding",  # qualitative coding of the free-text answers (its own tables)
 ]
 
 MIDDLEWARE = [

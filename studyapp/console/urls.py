@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from django.urls import path
+from django.urls import include, path
 
 from studyapp.console import views
 
@@ -10,4 +10,5 @@ urlpatterns = [
     path("studies/<slug:slug>/monitor/", views.monitor_page, name="console-monitor"),
     path("studies/<slug:slug>/monitor.json", views.monitor_json, name="console-monitor-json"),
     path("studies/<slug:slug>/export.zip", views.export_zip, name="console-export"),
+    path("", include("studyapp.coding.urls")),  # the qualitative coding's pages
 ]

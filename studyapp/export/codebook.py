@@ -69,10 +69,16 @@ def codebook_frame(
     facts = study_facts(tables)
     questions = {f"{c.SCREENING_PREFIX}{q['key']}": q for q in tables.questions}
     items = {f"{c.QUESTION_PREFIX}{key}": q for key, q in tables.item_keys.items()}
+    added = {(f"{c.EVALUATIONS}.csv", col): e for x in tables.extras
+             for col, e in x.evaluation_entries.items()}  # fmt: skip
+    added |= {(f, col): e for x in tables.extras for f, es in x.file_entries.items()
+              for col, e in es.items()}  # fmt: skip
     rows = []
     for file, cols in columns.items():
         for col in cols:
-            if col in c.COLUMNS:
+            if (file, col) in added:
+                entry = added[file, col]
+            elif col in c.COLUMNS:
                 entry = c.COLUMNS[col].entry(facts)
             elif col in questions:
                 entry = c.screening_entry(questions[col])

@@ -74,6 +74,8 @@ def export_study(
         for name, frame in frames.items():
             neutralise(frame).to_csv(staging / f"{name}.csv", index=False)
         neutralise(codebook).to_csv(staging / c.CODEBOOK, index=False)
+        for name, extra in ((n, f) for x in tables.extras for n, f in x.files.items()):
+            neutralise(extra).to_csv(staging / name, index=False)  # e.g. the coders' codes
         (staging / c.SCHEMA).write_text(schema_json(study), encoding="utf-8")
         if parquet:
             for name, frame in frames.items():

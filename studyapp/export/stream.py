@@ -140,6 +140,8 @@ def _zip_pieces(tables: Tables, *, parquet: bool, chunk_size: int) -> Iterator[b
                 )
                 yield from _table_member(zf, sink, name, *sources[name], target, chunk_size)
             zf.writestr(_member(c.CODEBOOK), neutralise(codebook).to_csv(index=False))
+            for name, extra in ((n, f) for x in tables.extras for n, f in x.files.items()):
+                zf.writestr(_member(name), neutralise(extra).to_csv(index=False))
             zf.writestr(_member(c.SCHEMA), schema_json(tables.study))
             yield sink.drain()
             if parquet:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -18,6 +18,7 @@ from django.db.models import Count, QuerySet
 
 from analysis import contract as c
 from recourse_engine import FeatureSchema
+from studyapp.export.extensions import ExtraTables, extra_tables
 from studyapp.generation import engine
 from studyapp.models import Evaluation, PageVisit, Participant, Study
 from studyapp.participation import questionnaire, screening
@@ -151,6 +152,8 @@ class Tables:
     with_panel_ids: bool = False
     #: test participants (previews, bots) too
     with_test: bool = False
+    #: what installed apps add (the qualitative codes: `studyapp.export.extensions`)
+    extras: list[ExtraTables] = field(default_factory=list)
 
     @classmethod
     def of(
@@ -168,6 +171,7 @@ class Tables:
             with_text=with_text,
             with_panel_ids=with_panel_ids,
             with_test=with_test,
+            extras=extra_tables(study, with_test=with_test),
         )
 
     def items(self, page: str) -> list[Question]:
@@ -183,7 +187,11 @@ class Tables:
     @property
     def evaluation_columns(self) -> list[str]:
         keys = [q.key for q in self.items("evaluation")]
-        return c.evaluation_columns(self.schema.keys, with_text=self.with_text, questions=keys)
+        added = [col for extra in self.extras for col in extra.evaluation_entries]
+        return [
+            *c.evaluation_columns(self.schema.keys, with_text=self.with_text, questions=keys),
+            *added,
+        ]
 
     @property
     def participant_columns(self) -> list[str]:
@@ -204,6 +212,7 @@ class Tables:
             f"{c.EVALUATIONS}.csv": self.evaluation_columns,
             f"{c.PARTICIPANTS}.csv": self.participant_columns,
             f"{c.PAGE_VISITS}.csv": self.page_visit_columns,
+            **{name: list(frame.columns) for x in self.extras for name, frame in x.files.items()},
         }
 
     # --- rows -----------------------------------------------------------------------------
@@ -270,6 +279,7 @@ class Tables:
                 if self.items("evaluation")
                 else {}
             ),
+            **{k: v for x in self.extras for k, v in x.evaluation_cells(ev["recourse_id"]).items()},
         }
 
     def _participant_row(self, p: dict[str, Any]) -> dict[str, Any]:
@@ -362,7 +372,13 @@ class Tables:
             if q.type in ("likert", "single", "attention")
             or (q.type == "number" and q.decimals == 0)
         }
-        return [col for col in columns if col in optional | screened | coded | answered]
+        added = {
+            col
+            for x in self.extras
+            for col, entry in x.evaluation_entries.items()
+            if entry.type == "integer"
+        }
+        return [col for col in columns if col in optional | screened | coded | answered | added]
 
 
 def evaluations_frame(study: Study, *, with_text: bool = False) -> pd.DataFrame:
