@@ -14,7 +14,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -99,8 +99,17 @@ def _port_open(port: int) -> bool:
 
 
 @contextmanager
-def running(env: dict[str, str], log_dir: Path, web_workers: int = 2) -> Iterator[str]:
-    """A Celery worker process and gunicorn; yields the base URL; stops both afterwards."""
+def running(
+    env: dict[str, str],
+    log_dir: Path,
+    web_workers: int = 2,
+    web_args: Sequence[str] | None = None,
+    worker_args: Sequence[str] = ("--pool=solo",),
+) -> Iterator[str]:
+    """A Celery worker process and gunicorn; yields the base URL; stops both afterwards.
+
+    `web_args` replace `--workers N` (e.g. the host-sized `-c python:studyapp.config.gunicorn`);
+    `worker_args` choose the worker's pool."""
     port = free_port()
     env = {**env, "DJANGO_ALLOWED_HOSTS": "127.0.0.1,localhost,testserver"}
     worker_log = log_dir / "worker.log"
@@ -108,7 +117,7 @@ def running(env: dict[str, str], log_dir: Path, web_workers: int = 2) -> Iterato
     with open(worker_log, "w") as wlog, open(log_dir / "web.log", "w") as glog:
         procs.append(
             subprocess.Popen(
-                [str(VENV_BIN / "celery"), "-A", "studyapp", "worker", "--pool=solo",
+                [str(VENV_BIN / "celery"), "-A", "studyapp", "worker", *worker_args,
                  "--loglevel=INFO", "--without-gossip", "--without-mingle"],
                 cwd=ROOT, env=env, stdout=wlog, stderr=subprocess.STDOUT, start_new_session=True,
             )
@@ -116,7 +125,8 @@ def running(env: dict[str, str], log_dir: Path, web_workers: int = 2) -> Iterato
         procs.append(
             subprocess.Popen(
                 [str(VENV_BIN / "gunicorn"), "studyapp.config.wsgi", "--bind", f"127.0.0.1:{port}",
-                 "--workers", str(web_workers), "--timeout", "180", "--access-logfile", "-"],
+                 *(web_args or ("--workers", str(web_workers))), "--timeout", "180",
+                 "--access-logfile", "-"],
                 cwd=ROOT, env=env, stdout=glog, stderr=subprocess.STDOUT, start_new_session=True,
             )
         )  # fmt: skip

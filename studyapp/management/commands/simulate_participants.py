@@ -3,13 +3,16 @@ arrive through a preview link, so they are test participants (`Participant.is_te
 
 from __future__ import annotations
 
+import json
 import re
 import statistics
 import sys
 from collections import Counter
+from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.utils import timezone
 from tqdm import tqdm
 
 from studyapp.config.celery_app import app as celery_app
@@ -45,6 +48,34 @@ class Command(StudyCommand):
             help="drive a running server over HTTP (e.g. http://127.0.0.1:8000) instead of "
             "the in-process test client; the study is read from this process's database",
         )
+        parser.add_argument(
+            "--concurrency",
+            type=int,
+            default=0,
+            help="walk this many participants at once over --url (1..n; threads, each "
+            "timing its requests); prints latency percentiles per page type",
+        )
+        parser.add_argument(
+            "--think",
+            default="",
+            help="seconds a participant spends on a page before submitting it, MIN,MAX "
+            "(uniform; e.g. 1,3; 0 for none); with --url only, default 0",
+        )
+        parser.add_argument(
+            "--verify",
+            action="store_true",
+            help="afterwards compare the database with what each participant sent (every "
+            "participant complete, every rating stored as sent, no duplicates); exit 1 if not",
+        )
+        parser.add_argument(
+            "--report", default="", help="also write the load run's figures as JSON to this file"
+        )
+        parser.add_argument(
+            "--time-limit",
+            type=float,
+            default=900.0,
+            help="stop a concurrent run after this many seconds (1..3600)",
+        )
 
     def handle(self, *args: Any, **opts: Any) -> None:
         n, share = opts["n"], opts["ineligible"]
@@ -62,6 +93,9 @@ class Command(StudyCommand):
             self.fail(f"--url must look like http://host:port, got {url!r}")
         if url and opts["eager"]:
             self.fail("--eager runs tasks in this process; it cannot be combined with --url")
+        if opts["concurrency"] or opts["think"] or opts["verify"] or opts["report"]:
+            self._load(study, opts)
+            return
         if "testserver" not in settings.ALLOWED_HOSTS:  # the bots' client host name
             settings.ALLOWED_HOSTS = [*settings.ALLOWED_HOSTS, "testserver"]
         eager_before = celery_app.conf.task_always_eager
@@ -98,3 +132,65 @@ class Command(StudyCommand):
         if waits:
             line += f"; median wait on the waiting page {statistics.median(waits):.2f}s"
         self.stdout.write(line)
+
+    def _load(self, study: Study, opts: dict[str, Any]) -> None:
+        """Concurrent participants over HTTP (`participation.load`), then the check."""
+        from studyapp.participation.load import parse_think, run_load
+        from studyapp.participation.load_verify import verify_load
+
+        n, concurrency = opts["n"], opts["concurrency"] or 1
+        if not opts["url"]:
+            self.fail("--concurrency, --think, --verify and --report need --url (a running server)")
+        if opts["ineligible"]:
+            self.fail("--ineligible cannot be combined with a concurrent run (all complete)")
+        if not 1 <= concurrency <= n:
+            self.fail(f"--concurrency must be 1..--n ({n}), got {concurrency}")
+        if not 1 <= opts["time_limit"] <= 3600:
+            self.fail(f"--time-limit must be 1..3600 seconds, got {opts['time_limit']}")
+        try:
+            think = parse_think(opts["think"] or "0")
+        except ValueError as exc:
+            self.fail(f"--think: {exc}")
+        since = timezone.now()
+        report = run_load(
+            study,
+            opts["url"],
+            n=n,
+            concurrency=concurrency,
+            think=think,
+            seed=opts["seed"],
+            wait_timeout=opts["timeout"],
+            time_limit_s=opts["time_limit"],
+        )
+        figures = report.as_dict()
+        self.stdout.write(format_load(figures))
+        ok = True
+        if opts["verify"]:
+            verification = verify_load(study, report.results, since=since)
+            figures["verification"] = {"ok": verification.ok, "problems": verification.problems}
+            self.stdout.write(verification.summary())
+            ok = verification.ok
+        if opts["report"]:
+            Path(opts["report"]).write_text(json.dumps(figures, indent=1))
+        if not ok or report.failed or report.errors:
+            raise SystemExit(1)
+
+
+def format_load(figures: dict[str, Any]) -> str:
+    """The run's figures as a small text table (milliseconds per page type)."""
+    lines = [
+        f"{figures['participants']} participants, {figures['concurrency']} at a time, think "
+        f"{figures['think_s'][0]:g}-{figures['think_s'][1]:g} s: {figures['requests']} requests "
+        f"in {figures['wall_s']:.1f} s ({figures['requests_per_s']:.1f}/s), "
+        f"{figures['errors']} errors, {figures['failed_participants']} participants stopped; "
+        f"load generator CPU {figures['generator_cpu_s']:.1f} s "
+        f"({100 * figures['generator_cpu_share']:.0f}% of a core)",
+        f"{'page type':<20}{'n':>7}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}",
+    ]
+    for label, row in figures["latency_ms"].items():
+        lines.append(
+            f"{label:<20}{int(row['n']):>7}{row['p50']:>9.1f}{row['p95']:>9.1f}"
+            f"{row['p99']:>9.1f}{row['max']:>9.1f}"
+        )
+    lines += [f"  stopped: {line}" for line in figures["first_failures"]]
+    return "\n".join(lines)

@@ -1,0 +1,235 @@
+"""Page latency under concurrent participants, on the real stack, with a database check.
+
+For each backend it starts the stack itself, on a database of its own that it removes
+afterwards, and serves it with the host-sized gunicorn settings
+(`-c python:studyapp.config.gunicorn`):
+
+* embedded: SQLite + the SQLite-backed Celery broker in a temporary folder, one solo
+  Celery worker (as `scripts/run` does);
+* postgres: a throwaway PostgreSQL database + Redis (its own queue name), a Celery worker
+  with two processes (as `docker-compose.yml` does).
+
+It loads the demo car-loan study, then for each N walks N simulated participants at once
+through the real pages over HTTP (`simulate_participants --concurrency N --verify`): with
+a think time (default 1-3 s before each submit) and with none. It prints per page type the
+p50/p95/p99 latency in ms, requests/s, errors, the database check (every participant
+complete, every rating stored as sent, no duplicates), the load generator's own CPU, the
+server's CPU (gunicorn + worker, from /proc) and the load average before and after each run.
+All traffic goes to 127.0.0.1; it stops only the processes it started.
+
+    .venv/bin/python benchmarks/bench_load.py                      # N=500, both backends
+    .venv/bin/python benchmarks/bench_load.py --n 50,200 --backends postgres --scenarios think
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, NoReturn
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.integration.stack import (  # noqa: E402 - after the path is set
+    embedded_env,
+    postgres_redis_env,
+    prepare,
+    running,
+)
+
+BACKENDS = ("embedded", "postgres")
+SCENARIOS = ("think", "zero")
+WORKER_ARGS = {"embedded": ("--pool=solo",), "postgres": ("--concurrency", "2")}
+WEB_ARGS = ("-c", "python:studyapp.config.gunicorn")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> NoReturn:  # one line, status 2
+        sys.stderr.write(f"{self.prog}: error: {message}\n")
+        sys.exit(2)
+
+
+def _args(argv: list[str] | None) -> argparse.Namespace:
+    p = _Parser(
+        description=__doc__.split("\n\n")[0],
+        epilog="Keep the machine quiet while it runs; compare figures only at a similar load "
+        "average. A full run at N=500 on both backends takes about 8-10 minutes.",
+    )
+    p.add_argument(
+        "--n",
+        default="500",
+        help="participants at once, comma-separated (each 1..1000): 50,200,500",
+    )
+    p.add_argument("--backends", default=",".join(BACKENDS), help="embedded,postgres")
+    p.add_argument(
+        "--scenarios",
+        default=",".join(SCENARIOS),
+        help="think (seconds from --think before each submit), zero (no think time)",
+    )
+    p.add_argument("--think", default="1,3", help="MIN,MAX seconds for the think scenario")
+    p.add_argument("--pool-size", type=int, default=3683, help="demo pool rows (10..200000)")
+    p.add_argument(
+        "--time-limit", type=float, default=300.0, help="seconds per run at most (10..1800)"
+    )
+    p.add_argument("--pg", default="postgres://postgres@127.0.0.1:5432")
+    p.add_argument("--redis", default="redis://127.0.0.1:6379")
+    p.add_argument("--json", default="", help="also write every run's figures to this file")
+    a = p.parse_args(argv)
+    a.backend_list = _choices(p, "--backends", a.backends, BACKENDS)
+    a.scenario_list = _choices(p, "--scenarios", a.scenarios, SCENARIOS)
+    try:
+        a.n_list = [int(x) for x in a.n.split(",") if x.strip()]
+    except ValueError:
+        p.error(f"--n must be whole numbers separated by commas, got {a.n!r}")
+    if not a.n_list or any(not 1 <= n <= 1000 for n in a.n_list):
+        p.error(f"--n: each must be 1..1000, got {a.n!r}")
+    from studyapp.participation.think_time import parse_think
+
+    try:
+        parse_think(a.think)
+    except ValueError as exc:
+        p.error(f"--think: {exc}")
+    if not 10 <= a.pool_size <= 200_000:
+        p.error(f"--pool-size must be 10..200000, got {a.pool_size}")
+    if not 10 <= a.time_limit <= 1800:
+        p.error(f"--time-limit must be 10..1800 seconds, got {a.time_limit}")
+    return a
+
+
+def _choices(p: _Parser, flag: str, text: str, allowed: tuple[str, ...]) -> list[str]:
+    chosen = [x.strip() for x in text.split(",") if x.strip()]
+    bad = [x for x in chosen if x not in allowed]
+    if bad or not chosen:
+        p.error(f"{flag}: unknown {', '.join(bad) or '(none)'}; choose from {', '.join(allowed)}")
+    return chosen
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+def _session_cpu_s(session_ids: set[int]) -> float:
+    """CPU seconds (user + system) of the live processes in the given sessions."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[3]) in session_ids:  # field 6 of stat: the session id
+            total += int(fields[11]) + int(fields[12])  # utime, stime
+    return total / tick
+
+
+def _server_sessions() -> set[int]:
+    """The sessions of the gunicorn and worker processes that `running` started: children of
+    this process that each lead a session of their own."""
+    mine = set()
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        pid = int(stat.parent.name)
+        if int(fields[1]) == os.getpid() and int(fields[3]) == pid:  # ppid, session id
+            mine.add(pid)
+    return mine
+
+
+def _run_one(
+    env: dict[str, str], url: str, n: int, think: str, a: argparse.Namespace, out: Path
+) -> dict[str, Any]:
+    sessions = _server_sessions()
+    load_before, cpu_before = _load(), _session_cpu_s(sessions)
+    t0 = time.monotonic()
+    r = subprocess.run(
+        [
+            sys.executable, "manage.py", "simulate_participants", "carloan", "--url", url,
+            "--n", str(n), "--concurrency", str(n), "--think", think, "--verify",
+            "--report", str(out), "--timeout", str(a.time_limit),
+            "--time-limit", str(a.time_limit),
+        ],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=a.time_limit + 120,
+    )  # fmt: skip
+    wall = time.monotonic() - t0
+    server_cpu = _session_cpu_s(sessions) - cpu_before
+    print(r.stdout.rstrip())
+    if r.returncode not in (0, 1) or not out.exists():
+        print(r.stderr.rstrip()[-3000:])
+        return {"n": n, "think": think, "failed": f"simulate_participants exited {r.returncode}"}
+    figures = json.loads(out.read_text())
+    figures.update(
+        load_before=load_before,
+        load_after=_load(),
+        server_cpu_s=server_cpu,
+        server_cpu_share=server_cpu / wall,
+    )
+    print(
+        f"server CPU (gunicorn + worker) {server_cpu:.1f} s over {wall:.1f} s "
+        f"({100 * server_cpu / wall:.0f}% of one core); load average before {load_before}, "
+        f"after {figures['load_after']}"
+    )
+    return figures
+
+
+def _backend(backend: str, env: dict[str, str], work: Path, a: argparse.Namespace) -> list[Any]:
+    prepare(env, pool_size=a.pool_size)
+    rows = []
+    with running(env, work, web_args=WEB_ARGS, worker_args=WORKER_ARGS[backend]) as url:
+        for n in a.n_list:
+            for scenario in a.scenario_list:
+                think = a.think if scenario == "think" else "0"
+                print(f"\n== {backend}, N={n}, think {think} s ==", flush=True)
+                figures = _run_one(env, url, n, think, a, work / f"{n}-{scenario}.json")
+                rows.append({"backend": backend, "scenario": scenario, **figures})
+    return rows
+
+
+def _summary(rows: list[dict[str, Any]]) -> None:
+    print("\nsummary (ms over all requests; the per-page-type tables are above)")
+    print(
+        f"{'backend':<9}{'N':>5} {'think':<6}{'p50':>7}{'p95':>8}{'p99':>8}{'req/s':>8}"
+        f"{'errors':>7} {'verified':<9}{'gen CPU':>8}{'srv CPU':>8}  load avg before/after"
+    )
+    for r in rows:
+        if "failed" in r:
+            print(f"{r['backend']:<9}{r['n']:>5} {r['scenario']:<6}{r['failed']}")
+            continue
+        lat = r["latency_ms"]["all"]
+        ok = r.get("verification", {}).get("ok")
+        print(
+            f"{r['backend']:<9}{r['participants']:>5} {r['scenario']:<6}{lat['p50']:>7.0f}"
+            f"{lat['p95']:>8.0f}{lat['p99']:>8.0f}{r['requests_per_s']:>8.1f}{r['errors']:>7} "
+            f"{'yes' if ok else 'NO':<9}{100 * r['generator_cpu_share']:>7.0f}%"
+            f"{100 * r['server_cpu_share']:>7.0f}%  {r['load_before']} / {r['load_after']}"
+        )
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _args(argv)
+    print(f"load average at start: {_load()}; {os.cpu_count()} CPUs")
+    rows: list[dict[str, Any]] = []
+    for backend in a.backend_list:
+        with tempfile.TemporaryDirectory(prefix=f"bench-load-{backend}-") as tmp:
+            work = Path(tmp)
+            if backend == "embedded":
+                rows += _backend(backend, embedded_env(work), work, a)
+            else:
+                with postgres_redis_env(work, a.pg, a.redis) as env:
+                    rows += _backend(backend, env, work, a)
+    _summary(rows)
+    if a.json:
+        Path(a.json).write_text(json.dumps(rows, indent=1))
+    bad = [r for r in rows if "failed" in r or r["errors"] or not r["verification"]["ok"]]
+    return 1 if bad else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
