@@ -19,7 +19,7 @@ from studyapp.models import Study
 @dataclass
 class Row:
     answer: Answer
-    changes: list[tuple[str, str, str]]
+    changes: list[tuple[str, str, str, bool]]  # item, profile, counterfactual, impossible
     impossible: list[str]
     mine: list[str] | None  # None: not coded by the viewer
     others: dict[str, list[str]] = field(default_factory=dict)  # coder -> codes (not blind)
@@ -34,16 +34,18 @@ def _label(schema: FeatureSchema, key: str, value: Any) -> str:
         return str(value)
 
 
-def _changes(schema: FeatureSchema, ev: Any) -> list[tuple[str, str, str]]:
+def _changes(schema: FeatureSchema, ev: Any) -> list[tuple[str, str, str, bool]]:
     profile = getattr(getattr(ev.participant, "profile", None), "values", None) or {}
     cf = ev.recourse.values or {}
+    impossible = set(ev.impossible or [])
     out = []
     for key in ev.recourse.changed or []:
         try:
             label = schema.item(key).label
         except KeyError:
             label = key
-        out.append((label, _label(schema, key, profile.get(key)), _label(schema, key, cf.get(key))))
+        was, to = _label(schema, key, profile.get(key)), _label(schema, key, cf.get(key))
+        out.append((label, was, to, key in impossible))
     return out
 
 
