@@ -2,8 +2,14 @@
 
 * ``tp``: thin-plate regression spline (Wood 2003) of order m = 2 in one dimension. The radial
   basis eta(r) = r^3 / 12 over the unique covariate values is eigen-decomposed and truncated to
-  the k eigenvectors of largest |eigenvalue|; the polynomial null space {1, x} is kept and the
-  truncated radial part is constrained orthogonal to it. Penalty = the bending energy.
+  the k eigenvectors of largest |eigenvalue| (none when there are exactly k values); the
+  polynomial null space {1, x} is kept and the truncated radial part is constrained orthogonal
+  to it. Penalty = the bending energy. The columns are built exactly as mgcv's C code
+  (``tprs_setup``) builds them: eigenvectors in decreasing eigenvalue order, the constraint's
+  null space from its Householder factorization (``QT``), every column scaled to unit root mean
+  square over the data. Any basis of the same span fits the same model, but Wood's (2013) test
+  of a smooth with a fractional reference rank is not invariant to the basis, so summary
+  statistics agree with mgcv's only when the columns are mgcv's own.
 * ``cr``: cubic regression spline with knots placed as mgcv's ``place.knots`` does (evenly through
   the sorted unique values), parameterised by the function's values at the knots; penalty is the
   integrated squared second derivative.
@@ -35,7 +41,8 @@ class SmoothBasis:
     k: int
     knots: np.ndarray
     shift: float
-    # tp: maps [E(x, knots) | 1 | x] to the unconstrained k columns; cr: second-derivative map
+    # tp: maps [E(x, knots) | 1 | x] to the unconstrained k columns (mgcv's UZ, column-scaled);
+    # cr: second-derivative map
     raw_map: np.ndarray
     constraint: np.ndarray  # k x (k-1): absorbs the sum-to-zero constraint
     penalty: np.ndarray  # (k-1) x (k-1), already constrained
@@ -47,7 +54,7 @@ class SmoothBasis:
         if self.kind == "tp":
             xs = x - self.shift
             radial = np.abs(xs[:, None] - self.knots[None, :]) ** 3 / 12.0
-            return np.column_stack([radial @ self.raw_map, np.ones_like(xs), xs])
+            return np.column_stack([radial, np.ones_like(xs), xs]) @ self.raw_map
         return _cr_design(x, self.knots, self.raw_map)
 
     def design(self, x: np.ndarray) -> np.ndarray:
@@ -83,9 +90,44 @@ def _check_distinct(x: np.ndarray, k: int, name: str) -> np.ndarray:
     return xu
 
 
-def _truncated_radial(knots: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """k leading (by |eigenvalue|) eigenpairs of E and the null basis of T'U_k."""
+def mgcv_qt(a: np.ndarray) -> np.ndarray:
+    """Q of mgcv's ``QT()``: A Q = [0, T] with T reverse lower triangular (A is M x c, M <= c).
+
+    Row i of A is reflected into its element c - i - 1, so the first c - M columns of Q span
+    {delta : A delta = 0}; this is the null space mgcv's thin-plate basis uses.
+    """
+    a = np.array(a, dtype=float)
+    rows, cols = a.shape
+    q = np.eye(cols)
+    for i in range(rows):
+        n = cols - i
+        p = a[i, :n].copy()
+        m = float(np.max(np.abs(p)))
+        if m:
+            p /= m
+        lsq = float(np.sqrt(p @ p))
+        if p[n - 1] < 0.0:
+            lsq = -lsq
+        p[n - 1] += lsq
+        g = 1.0 / (lsq * p[n - 1]) if lsq else 0.0
+        a[i + 1 :, :n] -= g * np.outer(a[i + 1 :, :n] @ p, p)
+        q[:, :n] -= g * np.outer(q[:, :n] @ p, p)
+    return q
+
+
+def _radial_map(knots: np.ndarray, k: int, m: int) -> tuple[np.ndarray, np.ndarray]:
+    """mgcv's radial columns: (map from E(x, knots) to the k - m radial columns, their penalty).
+
+    With exactly k knots E is used whole (mgcv's "pure knot" case); otherwise its k eigenpairs of
+    largest |eigenvalue|, in decreasing eigenvalue order as mgcv's Lanczos routine returns them.
+    Eigenvector signs do not matter: they only flip the signs of final columns.
+    """
     e = np.abs(knots[:, None] - knots[None, :]) ** 3 / 12.0
+    t = np.column_stack([np.ones_like(knots), knots])
+    if knots.size == k:
+        z = mgcv_qt(t.T)[:, : k - m]
+        pen = z.T @ e @ z
+        return z, (pen + pen.T) / 2.0
     if knots.size > 4 * k + 40:
         # only the k leading eigenpairs are needed: Lanczos, as mgcv does
         from scipy.sparse.linalg import eigsh
@@ -93,13 +135,12 @@ def _truncated_radial(knots: np.ndarray, k: int) -> tuple[np.ndarray, np.ndarray
         values, vectors = eigsh(e, k=k, which="LM", v0=np.ones(knots.size), tol=1e-12)
     else:
         values, vectors = np.linalg.eigh(e)
-    order = np.argsort(-np.abs(values), kind="stable")[:k]
-    d_k, u_k = values[order], vectors[:, order]
-    t = np.column_stack([np.ones_like(knots), knots])
-    # Z_k spans {delta : T' U_k delta = 0}: the radial part orthogonal to the polynomials
-    q, _ = np.linalg.qr(u_k.T @ t, mode="complete")
-    z_k = q[:, t.shape[1] :]
-    return d_k, u_k, z_k
+    chosen = np.argsort(-np.abs(values), kind="stable")[:k]
+    chosen = chosen[np.argsort(-values[chosen], kind="stable")]
+    d_k, u_k = values[chosen], vectors[:, chosen]
+    z = mgcv_qt(t.T @ u_k)[:, : k - m]
+    pen = z.T @ np.diag(d_k) @ z
+    return u_k @ z, (pen + pen.T) / 2.0
 
 
 def tp_basis(x: np.ndarray, k: int = 10, name: str = "x") -> SmoothBasis:
@@ -114,14 +155,18 @@ def tp_basis(x: np.ndarray, k: int = 10, name: str = "x") -> SmoothBasis:
         # mgcv draws a random subsample with R's RNG; we take evenly spaced order statistics
         idx = np.round(np.linspace(0, knots.size - 1, MAX_TP_KNOTS)).astype(int)
         knots = knots[idx]
-    d_k, u_k, z_k = _truncated_radial(knots, k)
-    # radial coefficients delta = U_k Z_k gamma; at the knots E U_k = U_k D_k
-    raw_map = u_k @ z_k
-    radial_pen = z_k.T @ np.diag(d_k) @ z_k
     m = 2
+    radial_map, radial_pen = _radial_map(knots, k, m)
+    uz = np.zeros((knots.size + m, k))
+    uz[: knots.size, : k - m] = radial_map
+    uz[knots.size :, k - m :] = np.eye(m)
     raw_pen = np.zeros((k, k))
-    raw_pen[: k - m, : k - m] = (radial_pen + radial_pen.T) / 2.0
-    basis = SmoothBasis("tp", k, knots, shift, raw_map, np.eye(k), raw_pen, m)
+    raw_pen[: k - m, : k - m] = radial_pen
+    unscaled = SmoothBasis("tp", k, knots, shift, uz, np.eye(k), raw_pen, m)
+    # mgcv rescales every column to root mean square 1 over the data (X -> XW, S -> WSW)
+    w = 1.0 / np.sqrt(np.mean(unscaled.raw_design(x) ** 2, axis=0))
+    pen = raw_pen * np.outer(w, w)
+    basis = SmoothBasis("tp", k, knots, shift, uz * w, np.eye(k), (pen + pen.T) / 2.0, m)
     return _absorb_sum_to_zero(basis, x)
 
 

@@ -124,6 +124,10 @@ def smooth_test(
     between the floor and ceiling ranks, referred to a weighted chi-square/F mixture.
     ``res_df <= 0`` means the scale is known (mgcv's ``res.df = -1``): the reference is then
     the chi-square mixture itself.
+
+    With a fractional rank the statistic depends on the term's basis, not only on its span (the
+    eigenvectors' signs are fixed by their first element), so it equals mgcv's only because
+    ``basis`` builds mgcv's own columns.
     """
     r_fac = np.linalg.cholesky(xtx).T  # R'R = X_j'X_j, as QR of X_j would give
     v = r_fac @ vp @ r_fac.T

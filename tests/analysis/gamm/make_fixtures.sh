@@ -4,7 +4,8 @@
 # (the 2,000-participant study is fitted with bam(): about 15 minutes here; gam() takes hours).
 # The ordered-categorical (ocat) references are fitted on the committed null and steep studies
 # (about 20-30 s each). make_comparison_fixtures.R writes the method-comparison study and its
-# fits (parametric, factor-by, ML, anova, predict, gam.vcomp, k.check; about 10 s).
+# fits (parametric, factor-by, ML, anova, predict, gam.vcomp, k.check; about 10 s);
+# make_basis_fixtures.R writes mgcv's thin-plate columns for test_basis.py.
 # Usage: tests/analysis/gamm/make_fixtures.sh [--only null|steep|large]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -18,3 +19,4 @@ Rscript make_fixtures.R fixtures "$@"
 Rscript chisq_reference.R fixtures/psum_chisq.json
 Rscript make_ordinal_fixtures.R fixtures
 Rscript make_comparison_fixtures.R fixtures
+Rscript make_basis_fixtures.R fixtures/tp_basis_mgcv.json

@@ -1,7 +1,11 @@
 """Spline bases against independent constructions: scipy's natural cubic spline for cr, the
-integrated squared second derivative for both penalties, and the constraint's definition."""
+integrated squared second derivative for both penalties, the constraint's definition, and
+mgcv's own thin-plate columns (fixtures/tp_basis_mgcv.json, from make_basis_fixtures.R)."""
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -11,6 +15,7 @@ from analysis.gamm.basis import (
     BasisError,
     cr_basis,
     householder_null_basis,
+    mgcv_qt,
     place_knots,
     tp_basis,
 )
@@ -80,3 +85,35 @@ def test_too_few_distinct_values():
         tp_basis(np.arange(5.0), k=10)
     with pytest.raises(BasisError, match="constant"):
         cr_basis(np.ones(20), k=10)
+
+
+MGCV_TP = json.loads((Path(__file__).parent / "fixtures" / "tp_basis_mgcv.json").read_text())
+
+
+@pytest.mark.parametrize("case", ["pure_knot", "dense", "lanczos"])
+def test_tp_columns_are_mgcvs_own(case):
+    """Not only the span: Wood's smooth test with a fractional rank depends on the columns
+    (their order and nesting), so each must equal mgcv's up to its sign."""
+    ref = MGCV_TP[case]
+    x = np.asarray(ref["x"], dtype=float)
+    theirs = np.asarray(ref["X"]).reshape(ref["ncol"], -1).T
+    theirs_pen = np.asarray(ref["S"]).reshape(ref["ncol"], ref["ncol"])
+    b = tp_basis(x, k=10)
+    assert np.unique(x).size == ref["n_unique"]
+    ours = b.design(x)
+    sign = np.sign(np.sum(ours * theirs, axis=0))
+    assert np.allclose(ours * sign, theirs, atol=1e-9 * np.abs(theirs).max())
+    # mgcv scales each penalty by a constant (absorbed by the smoothing parameter)
+    pen = b.penalty * np.outer(sign, sign)
+    ratio = theirs_pen[0, 0] / pen[0, 0]
+    assert np.allclose(pen * ratio, theirs_pen, atol=1e-9 * np.abs(theirs_pen).max())
+
+
+def test_mgcv_qt_reflects_rows_into_the_last_columns():
+    a = RNG.normal(size=(2, 6))
+    q = mgcv_qt(a)
+    assert np.allclose(q.T @ q, np.eye(6))
+    t = a @ q
+    # A Q = [0, T] with T reverse lower triangular: row i is zero left of column c - i - 1
+    assert np.allclose(t[:, :4], 0.0) and abs(t[0, 4]) < 1e-12
+    assert abs(t[0, 5]) == pytest.approx(np.linalg.norm(a[0]))
