@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.throttling import ScopedRateThrottle
 
-from studyapp.api.permissions import IsResearcher
+from studyapp.api.permissions import IsResearcher, is_api_researcher
 from studyapp.api.schema import ApiSchema
 from studyapp.studies import access
 
@@ -23,8 +23,8 @@ from studyapp.studies import access
 class ResearcherTokenView(ObtainAuthToken):
     """POST username + password: the account's token (created on first use).
 
-    Only researcher accounts get one; a wrong password and a non-researcher account both
-    answer 400, as DRF's own view does for bad credentials.
+    Only researcher accounts (staff with study permissions) get one; a wrong password and
+    any other account answer 400, as DRF's own view does for bad credentials.
     """
 
     authentication_classes: list = []
@@ -43,6 +43,10 @@ class ResearcherTokenView(ObtainAuthToken):
         if not access.is_researcher(user):
             raise ValidationError(
                 {"non_field_errors": ["This account is not a researcher (staff) account."]}
+            )
+        if not is_api_researcher(user):
+            raise ValidationError(
+                {"non_field_errors": ["This account has no permission on studies yet."]}
             )
         token, _ = Token.objects.get_or_create(user=user)
         return Response({"token": token.key})

@@ -10,7 +10,6 @@ from django.http import StreamingHttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import status, viewsets
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,7 +17,7 @@ from rest_framework.views import APIView
 from studyapp.api import data_serializers as ds
 from studyapp.api.filters import EvaluationFilter, ParticipantFilter
 from studyapp.api.params import SLUG, WITH_PANEL_IDS, WITH_TEST, WITH_TEXT, Pages, flag
-from studyapp.api.permissions import IsResearcher, require_owner, visible_study
+from studyapp.api.permissions import RESEARCHER, perms, require_owner, visible_study
 from studyapp.api.schema import ApiSchema
 from studyapp.models import Evaluation, Participant, Study
 from studyapp.participation import selectors, withdrawal
@@ -35,7 +34,8 @@ def _panel_ids(request: Request, study: Study) -> bool:
 class StudyScoped:
     """A view under /studies/{slug}/: the study is looked up once, visible or 404."""
 
-    permission_classes = [IsAuthenticated, IsResearcher]
+    permission_classes = RESEARCHER
+    model_perms: dict[str, tuple[str, ...]] = {}  # each view says what it needs
     schema = ApiSchema()
     kwargs: dict[str, Any]
     request: Request
@@ -69,6 +69,11 @@ class StudyScoped:
 class ParticipantViewSet(StudyScoped, viewsets.ReadOnlyModelViewSet):
     """Participants by pseudonymous id; never their access code."""
 
+    model_perms = {
+        "list": perms("view_participant"),
+        "retrieve": perms("view_participant"),
+        "destroy": perms("delete_participant"),  # the admin's "delete on request" asks this
+    }
     filterset_class = ParticipantFilter
     pagination_class = Pages
     lookup_value_regex = "[0-9]+"
@@ -106,6 +111,7 @@ class ParticipantViewSet(StudyScoped, viewsets.ReadOnlyModelViewSet):
 class EvaluationViewSet(StudyScoped, viewsets.GenericViewSet):
     """One row per evaluation, with the recourse it rates."""
 
+    model_perms = {"list": perms("view_evaluation")}
     filterset_class = EvaluationFilter
     pagination_class = Pages
     queryset = Evaluation.objects.none()  # for the schema; requests use get_queryset
@@ -131,6 +137,18 @@ class EvaluationViewSet(StudyScoped, viewsets.GenericViewSet):
 class ExportView(StudyScoped, APIView):
     """evaluations.csv, participants.csv, codebook.csv, schema.json and Parquet copies,
     zipped while streaming (no timeout at 10,000 participants)."""
+
+    #: everything the ZIP holds
+    model_perms = {
+        "get": perms(
+            "view_study",
+            "view_participant",
+            "view_profile",
+            "view_recourse",
+            "view_evaluation",
+            "view_pagevisit",
+        )
+    }
 
     @extend_schema(
         summary="The study's export as a streamed ZIP (CSV, Parquet, codebook)",
@@ -160,6 +178,8 @@ class ExportView(StudyScoped, APIView):
 class MonitorView(StudyScoped, APIView):
     """The figures of the console's monitor page (`studyapp.monitor.study_monitor`)."""
 
+    model_perms = {"get": perms("view_study", "view_participant")}
+
     @extend_schema(
         summary="Monitor figures: participants by state and condition, completion, "
         "durations, recourse latency and failures, quota fill, last activity",
@@ -174,6 +194,8 @@ class MonitorView(StudyScoped, APIView):
 
 class PageVisitView(StudyScoped, APIView):
     """page_visits.csv as JSON: one row per page a participant was shown (paged)."""
+
+    model_perms = {"get": perms("view_pagevisit")}
 
     @extend_schema(
         summary="Page visits (paradata): participant, page, entered, exited, seconds, views, "

@@ -14,7 +14,6 @@ from rest_framework import status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
 from rest_framework.parsers import JSONParser, MultiPartParser
-from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
@@ -22,7 +21,7 @@ from studyapp.api import study_serializers as ss
 from studyapp.api.errors import Conflict, DetailSerializer, as_validation_error
 from studyapp.api.params import SLUG
 from studyapp.api.parsers import CSVBodyParser
-from studyapp.api.permissions import IsResearcher, require_owner
+from studyapp.api.permissions import RESEARCHER, perms, require_owner
 from studyapp.api.schema import ERROR_BODY_SCHEMA, ApiSchema
 from studyapp.models import Study
 from studyapp.studies import access, duplicate, pool, services, study_setup, updates
@@ -46,7 +45,19 @@ def _validated(serializer_class: type, request: Request, **context: Any) -> dict
     ),
 )
 class StudyViewSet(viewsets.GenericViewSet):
-    permission_classes = [IsAuthenticated, IsResearcher]
+    permission_classes = RESEARCHER
+    #: the admin's permissions: going live, sharing and a new pool change the study
+    model_perms = {
+        "list": perms("view_study"),
+        "retrieve": perms("view_study"),
+        "create": perms("add_study"),
+        "partial_update": perms("change_study"),
+        "destroy": perms("delete_study"),
+        "state": perms("change_study"),
+        "duplicate": perms("view_study", "add_study"),
+        "share": perms("change_study"),
+        "pool": perms("change_study"),
+    }
     schema = ApiSchema()
     serializer_class = ss.StudySerializer
     lookup_field = "slug"

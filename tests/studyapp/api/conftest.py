@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -23,6 +24,13 @@ from studyapp.studies import study_setup
 
 PASSWORD = "correct horse battery 7"
 ROLES = ("anonymous", "plain", "other", "shared", "owner", "superuser")
+#: staff accounts with these study-app permissions (codename prefixes; "full" is all four)
+PERM_SETS = {
+    "none": (),
+    "view": ("view_",),
+    "change": ("change_",),
+    "full": ("view_", "change_", "add_", "delete_"),
+}
 SCHEMA = carloan_schema()
 
 
@@ -108,12 +116,28 @@ def add_participant(
     return p
 
 
+def researcher(username: str, perm_set: str = "full") -> Any:
+    """A staff account with the study app's model permissions of `perm_set` (what a lab's
+    admin grants a researcher: "full")."""
+    user = get_user_model().objects.create_user(username, password=PASSWORD, is_staff=True)
+    prefixes = PERM_SETS[perm_set]
+    granted = [
+        p
+        for p in Permission.objects.filter(content_type__app_label="studyapp")
+        if p.codename.startswith(prefixes)
+    ]
+    user.user_permissions.set(granted)
+    return user
+
+
 def make_cast(*, participants: bool = True) -> Cast:
     User = get_user_model()
     users: dict[str, Any] = {"anonymous": None}
     users["plain"] = User.objects.create_user("plain", password=PASSWORD)
     for role in ("other", "shared", "owner"):
-        users[role] = User.objects.create_user(role, password=PASSWORD, is_staff=True)
+        users[role] = researcher(role)
+    for perm_set in PERM_SETS:
+        users[f"perm_{perm_set}"] = researcher(f"perm_{perm_set}", perm_set)
     users["superuser"] = User.objects.create_superuser("boss", password=PASSWORD)
     study = study_setup.study_create_from_schema(
         slug="loans", title="Car loan", schema=None, owner=users["owner"], pool=pool_csv()

@@ -7,6 +7,7 @@ import re
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.test import Client
 
 pytestmark = pytest.mark.django_db
@@ -14,6 +15,7 @@ pytestmark = pytest.mark.django_db
 
 def test_swagger_ui_assets_are_served_locally() -> None:
     user = get_user_model().objects.create_user("docs", password="pw-docs-1", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_study"))
     client = Client()
     client.force_login(user)
     page = client.get("/api/docs/")

@@ -1,7 +1,11 @@
 """Every API endpoint x every kind of caller, with the status each must get.
 
-The endpoint list is read from the URL resolver (and checked against the OpenAPI schema):
-an endpoint added without a row here fails `test_matrix_covers_every_endpoint`.
+Two matrices: who the caller is to the study (anonymous, non-staff, another researcher,
+one it is shared with, its owner, a superuser; researchers hold all study permissions), and
+which Django model permissions a staff account holds (none, view only, change only, full;
+the caller owns the study, so only the permissions decide). The endpoint list is read from
+the URL resolver (and checked against the OpenAPI schema): an endpoint added without a row
+here fails `test_matrix_covers_every_endpoint`.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from drf_spectacular.generators import SchemaGenerator
 
 from studyapp.models import Participant, Study, Withdrawal
-from tests.studyapp.api.conftest import PASSWORD, ROLES, Cast, pool_csv
+from tests.studyapp.api.conftest import PASSWORD, PERM_SETS, ROLES, Cast, pool_csv
 
 pytestmark = pytest.mark.django_db
 
@@ -36,11 +40,22 @@ def expect(*, other: int, shared: int, owner: int, superuser: int | None = None)
 SEEN = expect(other=404, shared=200, owner=200)  # any researcher who can see the study
 
 
+#: which permission sets a kind of endpoint is open to; as in the admin, the change
+#: permission on a model lets one view it too
+OPEN_TO = {
+    "view": ("view", "change", "full"),  # reads: view (or change) permissions
+    "change": ("change", "full"),
+    "add": ("full",),
+    "delete": ("full",),
+}
+
+
 @dataclass(frozen=True)
 class Row:
     method: str
     path: str
     statuses: dict[str, int]
+    needs: str  # a key of OPEN_TO
     query: str = ""
     body: Any = None  # dict, bytes (text/csv) or a function of the role
     extra: dict[str, Any] = field(default_factory=dict)
@@ -50,6 +65,7 @@ def token_body(role: str) -> dict[str, str]:
     """Each caller posts their own credentials (anonymous has none)."""
     names = {"plain": "plain", "other": "other", "shared": "shared", "owner": "owner"}
     names["superuser"] = "boss"
+    names.update({f"perm_{s}": f"perm_{s}" for s in PERM_SETS})
     return {"username": names[role], "password": PASSWORD} if role in names else {}
 
 
@@ -66,62 +82,72 @@ ROWS = [
             "superuser": 200,
         },
         body=token_body,
+        needs="view",
     ),
-    Row("GET", "/api/schema/", expect(other=200, shared=200, owner=200)),
-    Row("GET", "/api/docs/", expect(other=200, shared=200, owner=200)),
-    Row("GET", "/api/studies/", expect(other=200, shared=200, owner=200)),
+    Row("GET", "/api/schema/", expect(other=200, shared=200, owner=200), needs="view"),
+    Row("GET", "/api/docs/", expect(other=200, shared=200, owner=200), needs="view"),
+    Row("GET", "/api/studies/", expect(other=200, shared=200, owner=200), needs="view"),
     Row(
         "POST",
         "/api/studies/",
         expect(other=201, shared=201, owner=201),
         body={"slug": "new-study", "title": "New", "pool_size": 20},
+        needs="add",
     ),
-    Row("GET", "/api/studies/{slug}/", SEEN),
-    Row("PATCH", "/api/studies/{slug}/", SEEN, body={"title": "Renamed"}),
+    Row("GET", "/api/studies/{slug}/", SEEN, needs="view"),
+    Row("PATCH", "/api/studies/{slug}/", SEEN, body={"title": "Renamed"}, needs="change"),
     # the study has participants: its owner is told to close it instead (409)
-    Row("DELETE", "/api/studies/{slug}/", expect(other=404, shared=403, owner=409)),
-    Row("POST", "/api/studies/{slug}/state/", SEEN, body={"state": "live"}),
+    Row("DELETE", "/api/studies/{slug}/", expect(other=404, shared=403, owner=409), needs="delete"),
+    Row("POST", "/api/studies/{slug}/state/", SEEN, body={"state": "live"}, needs="change"),
     Row(
         "POST",
         "/api/studies/{slug}/duplicate/",
         expect(other=404, shared=403, owner=201),
         body={"slug": "copy"},
+        needs="add",
     ),
     Row(
         "POST",
         "/api/studies/{slug}/share/",
         expect(other=404, shared=403, owner=200),
         body={"username": "other"},
+        needs="change",
     ),
-    Row("PUT", "/api/studies/{slug}/pool/", SEEN, body=pool_csv(30)),
-    Row("GET", "/api/studies/{slug}/participants/", SEEN),
+    Row("PUT", "/api/studies/{slug}/pool/", SEEN, body=pool_csv(30), needs="change"),
+    Row("GET", "/api/studies/{slug}/participants/", SEEN, needs="view"),
     Row(
         "GET",
         "/api/studies/{slug}/participants/",
         expect(other=404, shared=403, owner=200),
         query="with_panel_ids=1",
+        needs="view",
     ),
-    Row("GET", "/api/studies/{slug}/participants/{id}/", SEEN),
+    Row("GET", "/api/studies/{slug}/participants/{id}/", SEEN, needs="view"),
     Row(
         "GET",
         "/api/studies/{slug}/participants/{id}/",
         expect(other=404, shared=403, owner=200),
         query="with_panel_ids=1",
+        needs="view",
     ),
     Row(
-        "DELETE", "/api/studies/{slug}/participants/{id}/", expect(other=404, shared=204, owner=204)
+        "DELETE",
+        "/api/studies/{slug}/participants/{id}/",
+        expect(other=404, shared=204, owner=204),
+        needs="delete",
     ),
-    Row("GET", "/api/studies/{slug}/evaluations/", SEEN),
-    Row("GET", "/api/studies/{slug}/evaluations/", SEEN, query="with_text=1"),
-    Row("GET", "/api/studies/{slug}/export/", SEEN),
+    Row("GET", "/api/studies/{slug}/evaluations/", SEEN, needs="view"),
+    Row("GET", "/api/studies/{slug}/evaluations/", SEEN, query="with_text=1", needs="view"),
+    Row("GET", "/api/studies/{slug}/export/", SEEN, needs="view"),
     Row(
         "GET",
         "/api/studies/{slug}/export/",
         expect(other=404, shared=403, owner=200),
         query="with_panel_ids=1",
+        needs="view",
     ),
-    Row("GET", "/api/studies/{slug}/monitor/", SEEN),
-    Row("GET", "/api/studies/{slug}/page-visits/", SEEN),
+    Row("GET", "/api/studies/{slug}/monitor/", SEEN, needs="view"),
+    Row("GET", "/api/studies/{slug}/page-visits/", SEEN, needs="view"),
 ]
 
 
@@ -155,6 +181,47 @@ def test_status(cast: Cast, row: Row, role: str) -> None:
         assert response.has_header("WWW-Authenticate")
     if expected == 404 and row.path.startswith("/api/studies/{slug}"):
         assert "loans" not in _body(response)  # the refusal does not echo the study
+
+
+@pytest.mark.parametrize("perm_set", list(PERM_SETS))
+@pytest.mark.parametrize(
+    "row", ROWS, ids=[f"{r.method} {r.path}{'?' + r.query if r.query else ''}" for r in ROWS]
+)
+def test_status_by_permission_set(cast: Cast, row: Row, perm_set: str) -> None:
+    """A staff account that owns the study gets what its model permissions allow: the
+    owner's answer where they suffice, else 403 (400 from the token endpoint, which
+    refuses every account that is not a researcher alike); a refusal changes nothing."""
+    role = f"perm_{perm_set}"
+    Study.objects.filter(pk=cast.study.pk).update(owner=cast.users[role])
+    cast.study.refresh_from_db()
+    before = _snapshot(cast.study)
+    response = _request(cast, row, role)
+    if perm_set in OPEN_TO[row.needs]:
+        expected = row.statuses["owner"]
+    else:
+        expected = 400 if row.path == "/api/token/" else 403
+    assert response.status_code == expected, (row.method, row.path, perm_set, _body(response))
+    if expected >= 400:
+        assert _snapshot(cast.study) == before, "a refused request changed something"
+
+
+def test_staff_without_permissions_is_refused_everything(cast: Cast) -> None:
+    """The issue's case: no token, and with a token made by hand still 403 everywhere,
+    the study list and creating or launching a study included."""
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    r = client.post("/api/token/", token_body("perm_none"), format="json")
+    assert r.status_code == 400 and "no permission on studies" in _body(r)
+    api = cast.client("perm_none")
+    assert api.get("/api/studies/").status_code == 403
+    r = api.post("/api/studies/", {"slug": "sneaky", "title": "x", "pool_size": 20}, format="json")
+    assert r.status_code == 403 and not Study.objects.filter(slug="sneaky").exists()
+    Study.objects.filter(pk=cast.study.pk).update(owner=cast.users["perm_none"])
+    r = api.post(f"/api/studies/{cast.study.slug}/state/", {"state": "live"}, format="json")
+    assert r.status_code == 403 and "permission" in r.json()["detail"]
+    cast.study.refresh_from_db()
+    assert cast.study.state == Study.State.DRAFT
 
 
 def _snapshot(study: Study) -> tuple:
@@ -219,3 +286,50 @@ def test_matrix_covers_every_endpoint() -> None:
     # everything but the schema and its UI is documented in the schema itself
     assert documented == routes - {("GET", "/api/schema/"), ("GET", "/api/docs/")}
     assert all(len(r.statuses) == len(ROLES) for r in ROWS)
+
+
+def test_every_endpoint_names_its_model_permissions() -> None:
+    """Each route but the token endpoint checks model permissions, and each of its
+    methods names the ones it needs (none would be refused to everyone)."""
+    from django.test import RequestFactory
+
+    from studyapp.api.permissions import IsResearcher, ModelPermissions
+
+    checked = 0
+    for pattern in _api_patterns():
+        view_class = pattern.callback.cls
+        if pattern.name == "api-token":
+            continue
+        classes = view_class.permission_classes
+        assert IsResearcher in classes, pattern.name
+        if pattern.name in ("api-schema", "api-docs"):
+            continue  # the API's description: any researcher (study permissions of any kind)
+        assert ModelPermissions in classes, pattern.name
+        actions = getattr(pattern.callback, "actions", None) or {
+            m: None for m in ("get", "post", "put", "patch", "delete") if hasattr(view_class, m)
+        }
+        for method, action in actions.items():
+            if method == "options":
+                continue  # described to any researcher
+            view = view_class()
+            view.action = action
+            request = getattr(RequestFactory(), method)("/")
+            needed = ModelPermissions().required(request, view)
+            assert needed, (pattern.name, method)
+            assert all(p.startswith("studyapp.") for p in needed)
+            checked += 1
+    assert checked >= len(_api_operations()) - 3  # all but token, schema, docs
+
+
+def _api_patterns() -> list[URLPattern]:
+    out: list[URLPattern] = []
+
+    def walk(patterns: list, prefix: str) -> None:
+        for p in patterns:
+            if isinstance(p, URLResolver):
+                walk(p.url_patterns, prefix + str(p.pattern))
+            elif isinstance(p, URLPattern) and (prefix + str(p.pattern)).startswith("api/"):
+                out.append(p)
+
+    walk(get_resolver().url_patterns, "")
+    return out
