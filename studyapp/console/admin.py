@@ -24,6 +24,7 @@ from django.utils.html import format_html
 
 from studyapp.console import admin_views, question_preview
 from studyapp.console.forms import StudyChangeForm, eligibility_field
+from studyapp.console.resume_link import copy_resume_link as give_resume_link
 from studyapp.models import (
     Evaluation,
     PageVisit,
@@ -381,14 +382,18 @@ class ParticipantAdmin(ReadOnlyMixin, admin.ModelAdmin):
         "finished_at",
     )
     list_filter = (StudyFilter, "state", "condition", "generation", "flagged")
+    # never the access code: it is the participant's login (see copy_resume_link)
     search_fields = ("recruitment_id", "completion_code")
-    actions = ("delete_on_request",)
+    exclude = ("code",)
+    actions = ("delete_on_request", "copy_resume_link")
 
     def get_actions(self, request: HttpRequest) -> dict[str, Any]:
         acts = super().get_actions(request)
         acts.pop("delete_selected", None)
         if not request.user.has_perm("studyapp.delete_participant"):
             acts.pop("delete_on_request", None)
+        if not request.user.has_perm("studyapp.change_participant"):
+            acts.pop("copy_resume_link", None)
         return acts
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
@@ -396,9 +401,12 @@ class ParticipantAdmin(ReadOnlyMixin, admin.ModelAdmin):
         return AccessMixin.has_change_permission(self, request, obj)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
-        return [
-            f.name for f in Participant._meta.fields if f.name not in ("flagged", "flag_reason")
-        ]
+        skip = ("flagged", "flag_reason", *self.exclude)  # editable, or never shown
+        return [f.name for f in Participant._meta.fields if f.name not in skip]
+
+    @admin.action(description="Copy resume link (one participant, on their request; logged)")
+    def copy_resume_link(self, request: HttpRequest, queryset: QuerySet[Participant]) -> Any:
+        return give_resume_link(self, request, queryset)
 
     @admin.action(description="Delete on the participant's request (logged)")
     def delete_on_request(self, request: HttpRequest, queryset: QuerySet[Participant]) -> Any:
