@@ -101,6 +101,7 @@ STATE_OUTCOME: dict[str, str] = {
     "failed_attention": "failed_attention",
     "withdrawn": "withdrew",
     "declined": "declined_consent",
+    "expired": "expired",
 }
 #: the outcome of every state not in STATE_OUTCOME: still on the way
 UNFINISHED = "incomplete"
@@ -236,6 +237,9 @@ _ALL = (
     Column("flag_reason", "string", "why the case was flagged"),
     Column("started_at", "datetime", "time the participant opened the study link", ISO_UTC),
     Column("finished_at", "datetime", "time the participation ended", ISO_UTC),
+    Column("submitted_at", "datetime", "delayed release: profile submitted (else empty)", ISO_UTC),
+    Column("released_at", "datetime", "delayed release: plans released (else empty)", ISO_UTC),
+    Column("returned_at", "datetime", "delayed release: second session began (else empty)", ISO_UTC),
     Column(
         "assignment",
         "string",
@@ -357,6 +361,9 @@ PARTICIPANT_COLUMNS = (
     "assignment",
     "is_test",
     "wait_timeouts",
+    "submitted_at",
+    "released_at",
+    "returned_at",
 )
 #: page_visits.csv: one row per page a participant was shown (paradata)
 PAGE_VISIT_COLUMNS = (

@@ -13,12 +13,15 @@ from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from studyapp.release_models import ParticipantRelease, StudyKindAndRelease
+
 #: languages a study can run in (participant pages and the car-loan texts exist in both)
 STUDY_LANGUAGES = (("en", "English"), ("ja", "日本語 (Japanese)"))
 
 #: how a participant can leave a study; each outcome has its own completion code and redirect
 OUTCOMES = (
     "completed", "screened_out", "quota_full", "failed_attention", "withdrew", "declined_consent",
+    "expired",
 )  # fmt: skip
 #: page orders a study can have: consent first (new studies), or screening first (studies
 #: made before consent came first keep it)
@@ -50,7 +53,7 @@ def default_outcome_codes() -> dict[str, dict[str, str]]:
     return {o: {"code": new_completion_code(), "redirect_url": ""} for o in OUTCOMES}
 
 
-class Study(models.Model):
+class Study(StudyKindAndRelease, models.Model):
     class State(models.TextChoices):
         DRAFT = "draft", "Draft"
         LIVE = "live", "Live"
@@ -192,7 +195,7 @@ class Quota(models.Model):
         return f"{self.study.slug} quota {'/'.join(c for c in cell if c) or 'all'} <= {self.limit}"
 
 
-class Participant(models.Model):
+class Participant(ParticipantRelease, models.Model):
     class State(models.TextChoices):
         SCREENING = "screening", "Screening"
         CONSENT = "consent", "Consent"
@@ -209,6 +212,7 @@ class Participant(models.Model):
         FAILED_ATTENTION = "failed_attention", "Failed attention check"
         WITHDRAWN = "withdrawn", "Withdrew"
         DECLINED = "declined", "Declined consent"
+        EXPIRED = "expired", "Did not return before the deadline (delayed release)"
 
     class Generation(models.TextChoices):
         NONE = "", "Not requested"

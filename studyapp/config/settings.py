@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI served from our static files: works offline
     "django_jsonform",  # the console's structured settings editor (its JS is in our static files)
+    "django_celery_beat",  # beat's schedule lives in the database (survives restarts)
     "studyapp",
     "studyapp.coding",  # qualitative coding of the free-text answers (its own tables)
 ]
@@ -198,9 +199,23 @@ STUDYAPP_SWEEP_AFTER_S = float(os.environ.get("STUDYAPP_SWEEP_AFTER_S", "45"))
 STUDYAPP_SWEEP_EVERY_S = float(os.environ.get("STUDYAPP_SWEEP_EVERY_S", "15"))
 # How long a participant's recourses wait for a recourse method's fit before the fallback.
 STUDYAPP_FIT_WAIT_S = float(os.environ.get("STUDYAPP_FIT_WAIT_S", "600"))
+# Delayed release: how often beat runs the schedule; the base of links in e-mails; mail
+# goes through Django's backends (the console backend unless a deployment sets one).
+STUDYAPP_RELEASE_EVERY_S = float(os.environ.get("STUDYAPP_RELEASE_EVERY_S", "300"))
+STUDYAPP_BASE_URL = os.environ.get("STUDYAPP_BASE_URL", "http://127.0.0.1:8000")
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "studies@localhost")
 CELERY_BEAT_SCHEDULE = {
-    "sweep-waiting": {"task": "studyapp.tasks.sweep_waiting", "schedule": STUDYAPP_SWEEP_EVERY_S}
+    "sweep-waiting": {"task": "studyapp.tasks.sweep_waiting", "schedule": STUDYAPP_SWEEP_EVERY_S},
+    # delayed release (studyapp/participation/release.py): release, remind, expire
+    "release-due": {"task": "studyapp.tasks.release_due", "schedule": STUDYAPP_RELEASE_EVERY_S},
 }
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 if CELERY_BROKER_URL.startswith("redis"):
     # acks_late: an unacknowledged task is re-delivered after this many seconds.

@@ -22,8 +22,8 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from studyapp.console import admin_views, question_preview
-from studyapp.console.forms import StudyChangeForm, eligibility_field
+from studyapp.console import admin_views, pool_collection_views, question_preview
+from studyapp.console.forms import RELEASE_FIELDS, StudyChangeForm, eligibility_field
 from studyapp.console.resume_link import copy_resume_link as give_resume_link
 from studyapp.models import (
     Evaluation,
@@ -170,6 +170,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 {"fields": ["attention_checks", "attention_max_failures", "attention_rule"]},
             ),
             ("Pool and schema", {"fields": ["pool_summary", "schema_hash", "schema_summary"]}),
+            ("Study kind and delayed release", {"fields": ["kind", *RELEASE_FIELDS]}),
         ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> Any:
@@ -222,6 +223,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
         updates.study_update(
             study=obj, changes=form.changes, model_blob=form.cleaned_data.get("model_blob")
         )
+        form.apply_release(obj)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         if "shared_with" in form.cleaned_data:
@@ -301,6 +303,11 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 "<int:pk>/pool/",
                 wrap(lambda r, pk: admin_views.pool_upload_view(self, r, pk)),
                 name="studyapp_study_pool",
+            ),
+            path(
+                "<int:pk>/pool-from-collection/",
+                wrap(lambda r, pk: pool_collection_views.pool_from_collection_view(self, r, pk)),
+                name="studyapp_study_pool_from_collection",
             ),
             path(
                 "<int:pk>/state/",

@@ -18,15 +18,21 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 from django_jsonform.constants import JOIN_SYMBOL
 from django_jsonform.widgets import JSONFormWidget
 
 from studyapp.models import STUDY_LANGUAGES, Study
-from studyapp.studies import carloan, config, services, updates
+from studyapp.studies import carloan, config, pool_collection, services, updates
 from studyapp.studies.config_schema import editor_schema
 from studyapp.studies.decision_model import decision_model_check
 from studyapp.studies.errors import ConfigError, StudyError
 from studyapp.studies.pool import MAX_POOL_BYTES
+from studyapp.studies.release_settings import (
+    ReleaseSettings,
+    release_settings_check,
+    study_set_release,
+)
 
 #: an uploaded schema or model larger than this is refused
 MAX_SCHEMA_BYTES = 2 * 1024 * 1024
@@ -38,6 +44,11 @@ EDITED_AS_JSON = (
 )  # fmt: skip
 #: JSON settings that are objects (the others are lists)
 _JSON_OBJECTS = ("texts", "outcome_codes", "method_params", "page_timeouts")
+#: the delayed-release settings (`studies.release_settings` checks and writes them)
+RELEASE_FIELDS = (
+    "release_mode", "release_at", "release_after_days", "reminder_every_days", "max_reminders",
+    "return_deadline_days",
+)  # fmt: skip
 
 
 def _read_upload(f: Any, limit: int, what: str) -> bytes:
@@ -261,9 +272,56 @@ class StudyChangeForm(forms.ModelForm):
         except StudyError as exc:
             self.add_error("model_file", str(exc))
 
+    def _release(self, data: dict[str, Any]) -> None:
+        """Check the study kind and the release schedule (written by `apply_release`)."""
+        self.release: ReleaseSettings | None = None
+        self.kind: str | None = None
+        study = self.instance
+        kind = data.get("kind")
+        if "kind" in self.fields and kind and kind != study.kind:
+            try:
+                updates.require_draft(study, "its kind")
+                if kind == "pool_collection":
+                    pool_collection.income_question(study.schema)
+            except StudyError as exc:
+                self.add_error("kind", str(exc))
+            self.kind = kind
+        if not all(name in self.fields for name in RELEASE_FIELDS):
+            return
+        self.release = ReleaseSettings(
+            mode=data.get("release_mode") or "immediate",
+            release_at=data.get("release_at"),
+            release_after_days=data.get("release_after_days"),
+            reminder_every_days=data.get("reminder_every_days") or 0,
+            max_reminders=data.get("max_reminders") or 0,
+            return_deadline_days=data.get("return_deadline_days") or 0,
+        )
+        current = ReleaseSettings.of(study) if study.pk else None
+        problems = release_settings_check(self.release, now=timezone.now(), current=current)
+        if self.release.mode == "delayed" and (kind or study.kind) != "recourse":
+            problems["release_mode"] = "only a recourse study can release plans later"
+        for name, message in problems.items():
+            self.add_error(name, message)
+
+    def apply_release(self, study: Study) -> None:
+        """After the other settings are saved: the kind and the release schedule (an
+        immediate release first, so a delayed study can become a pool collection)."""
+        now = timezone.now()
+        first = self.release is not None and self.release.mode == "immediate"
+        if first:
+            study_set_release(study=study, settings=self.release, now=now)
+        if self.kind == "pool_collection":
+            pool_collection.study_make_pool_collection(study=study)
+        elif self.kind == "recourse":
+            Study.objects.filter(pk=study.pk).update(kind="recourse")
+            study.refresh_from_db()
+        if self.release is not None and not first:
+            study_set_release(study=study, settings=self.release, now=now)
+
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         self._model_blob(data)
+        self._release(data)
         self.changes = self._changes(data)
         try:
             updates.study_config_check(

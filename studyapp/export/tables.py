@@ -120,6 +120,9 @@ def participant_values(study: Study, *, with_test: bool = False) -> QuerySet[Par
             "assignment",
             "is_test",
             "wait_timeouts",
+            "submitted_at",
+            "released_at",
+            "returned_at",
             "answers",
             "item_orders",
         )
@@ -325,6 +328,9 @@ class Tables:
             "assignment": p["assignment"],
             "is_test": int(p["is_test"]),
             "wait_timeouts": p["wait_timeouts"],
+            "submitted_at": _iso(p["submitted_at"]),
+            "released_at": _iso(p["released_at"]),
+            "returned_at": _iso(p["returned_at"]),
             **_codes(self.schema, p["profile__values"], c.PROFILE_PREFIX),
             **self._questionnaire_cells(p),
         }

@@ -121,6 +121,7 @@ class HttpClient:
 def _band_for(q: dict[str, Any], income: float) -> int:
     """The eligible income band whose JPY value is closest to a synthetic income."""
     codes = q.get("eligible") or list(range(1, len(q["options"]) + 1))
+    codes = [c for c in codes if c != q.get("undisclosed")]  # "prefer not to say"
     values = {c: screening.income_band_to_jpy(q["options"][c - 1]) for c in codes}
     return min(codes, key=lambda c: abs(values[c] - income))
 
@@ -157,6 +158,23 @@ def _eligible_answers(
             codes = q.get("eligible_only") or [1]
             out[q["key"]] = [str(int(rng.choice(codes)))]
     return out
+
+
+#: share of pool-collection bots who keep their income to themselves (the reference survey:
+#: 374 of 4,057 respondents, Tominaga et al. App. A)
+UNDISCLOSED_RATE = 374 / 4057
+
+
+def pool_collection_answers(
+    study: Study, answers: dict[str, Any], rng: np.random.Generator
+) -> dict[str, Any]:
+    """A pool-collection survey's screening: some bots choose "prefer not to say"."""
+    if study.kind != "pool_collection":
+        return answers
+    q = next((q for q in screening.questions(study.schema) if q["key"] == "income"), None)
+    if q is None or not q.get("undisclosed") or rng.random() >= UNDISCLOSED_RATE:
+        return answers
+    return {**answers, "income": str(q["undisclosed"])}
 
 
 def _ineligible_answers(qs: list[dict[str, Any]], rng: np.random.Generator) -> dict[str, Any]:
@@ -302,6 +320,9 @@ class Bot:
                 return result
             page = html.unescape(m.group(1))
             result.pages.append(page)
+            if page == "under_review":  # delayed release: the bot leaves until the release
+                result.outcome = "under_review"
+                return result
             self._post(url, self._answers(page, body))
             if page.startswith("evaluation-"):
                 result.evaluations += 1
@@ -320,7 +341,7 @@ class Bot:
                 if self.eligible
                 else _ineligible_answers(self.questions, self.rng)
             )
-            data.update(answers)
+            data.update(pool_collection_answers(self.study, answers, self.rng))
             data.update(self.overrides)
         elif page == "consent":
             data.update({"agree": "on"} if self.consent else {"decision": "decline"})

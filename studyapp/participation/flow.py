@@ -4,7 +4,9 @@ follows a given one.
 Consent first (new studies): welcome -> consent -> screening -> [questionnaire] -> scenario ->
 profile -> waiting -> evaluations -> [questionnaire] -> completion. Studies made before consent
 came first keep screening -> consent (``page_order = "screening_first"``). The questionnaire
-pages are there only when the study defines items for them.
+pages are there only when the study defines items for them. A pool-collection study has no
+scenario, waiting or evaluation pages: its profile page leads to the questionnaire after it,
+or to completion.
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ def sequence(study: Study) -> list[str]:
         head.reverse()
     pre = [S.QUESTIONS_PRE] if questionnaire.items_for(study, "pre") else []
     post = [S.QUESTIONS_POST] if questionnaire.items_for(study, "post") else []
+    if study.kind == "pool_collection":
+        return [*head, *pre, S.PROFILE, *post, S.COMPLETED]
     tail = [S.SCENARIO, S.PROFILE, S.WAITING, S.EVALUATING, *post, S.COMPLETED]
     return [*head, *pre, *tail]
 
@@ -40,7 +44,10 @@ def page_rank(study: Study, key: str) -> tuple[int, int]:
     """A page key's place in the study's order (end pages last), to tell a stale form from a
     form of a page not reached yet; plan pages are ranked by their number."""
     head, _, tail = key.partition("-")
+    # the delayed-release pages stand where the waiting page stands
     state = S.EVALUATING if head == "evaluation" else head
+    if head in ("under_review", "report"):
+        state = S.WAITING
     order = sequence(study)
     if state in order and state != S.COMPLETED:
         return order.index(state), int(tail) if tail.isdigit() else 0

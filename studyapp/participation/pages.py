@@ -16,9 +16,11 @@ from studyapp.generation import engine
 from studyapp.models import PageVisit, Participant
 from studyapp.participation import (
     attention,
+    collection,
     flow,
     questionnaire,
     recruitment,
+    release,
     screening,
     selectors,
     services,
@@ -27,6 +29,7 @@ from studyapp.participation import (
 )
 from studyapp.participation.forms import (
     ConsentForm,
+    ContactForm,
     ContinueForm,
     attention_answers,
     evaluation_form,
@@ -196,9 +199,15 @@ class ProfilePage(Page):
             for k, v in form.cleaned_data.items()
             if k != "page" and not k.startswith(attention.FIELD_PREFIX)
         }
-        services.profile_submit(
+        if self.study.kind == "pool_collection":
+            collection.collected_profile_submit(
+                participant=self.participant, values=values, attention_answers=checks
+            )
+            return
+        p = services.profile_submit(
             participant=self.participant, values=values, attention_answers=checks
         )
+        release.participant_schedule(participant=p, now=timezone.now())
 
 
 class WaitingPage(Page):
@@ -210,14 +219,59 @@ class WaitingPage(Page):
         return {"progress": progress, "timeout_s": self.study.waiting_timeout_s}
 
 
+class UnderReviewPage(Page):
+    """Delayed release: the application is under review; the participant leaves with their
+    link (and may give an address to get it by e-mail, with a notice at the release)."""
+
+    name = "under_review"
+    records_visit = False
+
+    def form(self, data: Any = None) -> forms.Form:
+        return ContactForm(data)
+
+    def context(self) -> dict[str, Any]:
+        return {"due": self.participant.release_due_at}
+
+    def submit(self, form: forms.Form) -> None:
+        email = form.cleaned_data.get("email") or ""
+        if not email:
+            raise services.StaleSubmission(
+                _("Nothing to send: you can close this page and come back with your link.")
+            )
+        try:
+            release.contact_set(
+                participant=self.participant,
+                email=email,
+                link=release.link_of(self.participant),
+            )
+        except release.ReleaseError as exc:
+            raise services.RejectedSubmission(str(exc)) from None
+
+
+class ReportPage(Page):
+    """Delayed release, second session: the rejection report, then the evaluations."""
+
+    name = "report"
+
+    def form(self, data: Any = None) -> forms.Form:
+        return ContinueForm(data)
+
+    def submit(self, form: forms.Form) -> None:
+        try:
+            release.participant_return(participant=self.participant, now=timezone.now())
+        except release.ReleaseError as exc:
+            raise services.FlowError(str(exc)) from None
+
+
 class EvaluationPage(Page):
     name = "evaluation"
 
     def __init__(self, participant: Participant) -> None:
         super().__init__(participant)
-        self.recourse = selectors.participant_current_recourse(participant=participant)
+        plans = selectors.participant_plans(participant=participant)  # one query for both
+        self.recourse = next((r for r in plans if not r.done), None)
         self.schema = engine.schema_of(self.schema_texts)
-        self.total = participant.recourses.count()
+        self.total = len(plans)
         self.items = questionnaire.ordered(self.study, participant.pk, "evaluation", self.key)
 
     @property
@@ -324,6 +378,10 @@ class DeclinedPage(EndPage):
     name = "declined"
 
 
+class ExpiredPage(EndPage):
+    name = "expired"
+
+
 PAGES: dict[str, type[Page]] = {
     S.SCREENING: ScreeningPage,
     S.CONSENT: ConsentPage,
@@ -340,13 +398,20 @@ PAGES: dict[str, type[Page]] = {
     S.FAILED_ATTENTION: FailedAttentionPage,
     S.WITHDRAWN: WithdrawnPage,
     S.DECLINED: DeclinedPage,
+    S.EXPIRED: ExpiredPage,
 }
 
 #: page keys a genuine (if stale) form can carry; anything else was altered
-KNOWN_KEYS = {cls.name for cls in PAGES.values()}
+KNOWN_KEYS = {cls.name for cls in PAGES.values()} | {UnderReviewPage.name, ReportPage.name}
 
 
 def page_for(participant: Participant) -> Page:
+    """The participant's page: their state's, except in a delayed-release study, where
+    held plans show "under review" and released ones start at the report."""
+    if release.is_held(participant):
+        return UnderReviewPage(participant)
+    if release.awaits_return(participant):
+        return ReportPage(participant)
     return PAGES[participant.state](participant)
 
 

@@ -8,6 +8,10 @@ Income is asked as a band (e.g. ``"4M-5M"``). The engine's income rule needs a n
 a band becomes JPY by this rule: the midpoint of a closed band (``4M-5M`` -> 4,500,000);
 an open lower band ``-2M`` is read as 0..2M (-> 1,000,000); an open upper band ``10M-``
 takes its lower edge (-> 10,000,000). The car-loan study screens out the upper band.
+
+An income question may offer a "prefer not to say" option, named by its code in
+``undisclosed`` (the pool-collection survey's 21st answer): that answer keeps its label as
+the band and gives no JPY value.
 """
 
 from __future__ import annotations
@@ -83,7 +87,9 @@ def group_attributes(qs: Sequence[Mapping[str, Any]], answers: Mapping[str, Any]
     if "gender" in answers and "gender" in by_key:
         out["gender"] = by_key["gender"]["options"][int(answers["gender"]) - 1]
     if "income" in answers and "income" in by_key:
-        band = by_key["income"]["options"][int(answers["income"]) - 1]
+        q = by_key["income"]
+        band = q["options"][int(answers["income"]) - 1]
         out["income_band"] = band
-        out["income_jpy"] = income_band_to_jpy(band)
+        undisclosed = int(answers["income"]) == q.get("undisclosed")
+        out["income_jpy"] = None if undisclosed else income_band_to_jpy(band)
     return out

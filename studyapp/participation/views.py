@@ -12,13 +12,13 @@ from django.contrib import messages
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
-from django.utils import translation
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from studyapp.models import Participant, Study
-from studyapp.participation import preview, recruitment, selectors, waiting, withdrawal
+from studyapp.participation import preview, recruitment, release, selectors, waiting, withdrawal
 from studyapp.participation import services as flow_services
 from studyapp.participation.pages import is_known_key, page_for, page_rank
 
@@ -94,6 +94,8 @@ def participant_page(request: HttpRequest, code: str) -> HttpResponse:
 
 def _participant_page(request: HttpRequest, participant: Participant) -> HttpResponse:
     code = participant.code
+    # a delayed-release second session past its deadline closes on the next visit too
+    participant = release.expire_if_due(participant=participant, now=timezone.now())
     page = page_for(participant)
     if request.method == "POST":
         submitted = request.POST.get("page", "")

@@ -178,6 +178,7 @@ class OutcomeCodes(_Strict):
     failed_attention: OutcomeCode = Field(title="Failed attention check")
     withdrew: OutcomeCode = Field(title="Withdrew")
     declined_consent: OutcomeCode = Field(title="Declined consent")
+    expired: OutcomeCode = Field(title="Did not return before the deadline (delayed release)")
 
 
 assert tuple(OutcomeCodes.model_fields) == OUTCOMES

@@ -179,6 +179,7 @@ def study_monitor(study: Study) -> dict[str, Any]:
         "timeline": monitor_cases.timeline(study, now),
         "latency_histogram": monitor_cases.latency_histogram(latency),
         "balanced_fits": balanced_fits(study),
+        "release": monitor_cases.release_counts(study),
         "last_activity": gen["last"].isoformat() if gen["last"] else None,
     }
 

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 import numpy as np
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from studyapp.models import Participant, Study
 
@@ -121,3 +121,21 @@ def latency_histogram(values: np.ndarray, bins: int = 12) -> list[dict[str, Any]
         {"from": round(float(lo), 3), "to": round(float(hi), 3), "n": int(c)}
         for lo, hi, c in zip(edges[:-1], edges[1:], counts, strict=True)
     ]
+
+
+def release_counts(study: Study) -> dict[str, int] | None:
+    """Delayed release: participants waiting for their release, released and not back yet,
+    returned for the second session, and expired (None for a study without delayed release).
+    Counted in the database, one query."""
+    if study.release_mode != "delayed":
+        return None
+    qs = real_participants(study).filter(submitted_at__isnull=False)
+    return qs.aggregate(
+        waiting=Count("pk", filter=Q(released_at__isnull=True)),
+        released=Count(
+            "pk",
+            filter=Q(released_at__isnull=False, returned_at__isnull=True) & ~Q(state=S.EXPIRED),
+        ),
+        returned=Count("pk", filter=Q(returned_at__isnull=False) & ~Q(state=S.EXPIRED)),
+        expired=Count("pk", filter=Q(state=S.EXPIRED)),
+    )

@@ -1,0 +1,106 @@
+"""Issue 17 in headless Debian Chromium against gunicorn and a real Celery worker on the
+embedded default: a delayed-release participant submits, sees "under review" and gets their
+link by e-mail, is released by the schedule (run as at a later time: a controlled clock),
+returns with the link and completes; another returns after the deadline and gets the expiry
+outcome with its own code. The export records submission, release and return times.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pandas as pd
+import pytest
+
+from tests.browser.test_study_builder_browser import Page, driver, web, worker  # noqa: F401
+from tests.integration.stack import embedded_env, manage
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+DELAY = (
+    "from django.utils import timezone; from studyapp.models import Study; "
+    "from studyapp.studies.release_settings import ReleaseSettings, study_set_release; "
+    "s = Study.objects.get(slug='carloan'); "
+    "study_set_release(study=s, settings=ReleaseSettings(mode='delayed', release_after_days=14,"
+    " reminder_every_days=3, return_deadline_days=7), now=timezone.now()); "
+    "print(s.outcome_codes['expired']['code'], s.outcome_codes['completed']['code'])"
+)
+
+
+def _at(days: float) -> str:
+    return (datetime.now(dt_timezone.utc) + timedelta(days=days)).isoformat()
+
+
+def _submit(page: Page, url: str, panel_id: str) -> str:
+    """A participant up to the "under review" page; returns their return link."""
+    page.start(f"{url}/s/carloan/?PROLIFIC_PID={panel_id}")
+    page.to_waiting()
+    page.on("under_review")
+    assert "under review" in page.css("#under-review").text
+    return page.css("#return-link-own").get_attribute("href")
+
+
+def _evaluate(page: Page, driver: object) -> None:
+    for n in range(1, 6):
+        page.on(f"evaluation-{n}")
+        page.choose("acceptance", "5")
+        page.css('textarea[name="acceptance_why"]').send_keys("ok")
+        for radio in driver.find_elements("css selector", 'input[name^="impossible_"][value="no"]'):
+            radio.click()
+        page.choose("action", "4")
+        page.css('textarea[name="action_why"]').send_keys("ok")
+        page.submit()
+
+
+def test_release_return_complete_and_expire_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001, F811
+    env = embedded_env(tmp_path)
+    manage(env, "migrate", "--noinput", "-v0")
+    manage(env, "create_demo_study", "--no-admin", "--pool-size", "1000")
+    expired_code, completed_code = manage(env, "shell", "-c", DELAY).splitlines()[-1].split()
+    page = Page(driver)
+    with web(env, tmp_path) as url, worker(env, tmp_path):
+        # 1. submits, leaves an address: the link goes out by e-mail (console backend)
+        link = _submit(page, url, "returner")
+        page.css('input[name="email"]').send_keys("returner@example.org")
+        page.submit()
+        assert "returner@example.org" in page.css("#email-sent").text
+        assert urlsplit(link).path in (tmp_path / "web.log").read_text()
+        # 2. a second participant submits and leaves without an address
+        late_link = _submit(page, url, "latecomer")
+        # still held a day before the release is due, whatever the link
+        assert "released: 0" in manage(env, "release_due", "--now", _at(13)).splitlines()
+        driver.get(link)
+        page.on("under_review")
+        # 3. the schedule, run as 15 days later: both released, the notice e-mailed
+        out = manage(env, "release_due", "--now", _at(15))
+        assert any(line.startswith("released: 2 (") for line in out.splitlines())
+        assert "returner@example.org" in out and urlsplit(link).path in out
+        # 4. the first returns with the link: the report, then the plans, then completion
+        driver.get(link)
+        page.on("report")
+        assert page.css("#report").text
+        page.submit()
+        _evaluate(page, driver)
+        assert page.css("#completion-code").text == completed_code
+        # 5. the schedule as 23 days later (past the 7-day deadline): the second expires
+        assert any(
+            line.startswith("expired: 1 (")
+            for line in manage(env, "release_due", "--now", _at(23)).splitlines()
+        )
+        driver.get(late_link)
+        assert page.css("#expired-code").text == expired_code != completed_code
+    manage(env, "export_study", "carloan", "--out", str(tmp_path / "export"))
+    pa = pd.read_csv(tmp_path / "export" / "participants.csv", keep_default_na=False)
+    assert list(pa["outcome"]) == ["completed", "expired"]
+    assert all(pa["submitted_at"] != "") and all(pa["released_at"] != "")
+    assert pa["returned_at"].iloc[0] != "" and pa["returned_at"].iloc[1] == ""
+    released = pd.to_datetime(pa["released_at"], utc=True)
+    submitted = pd.to_datetime(pa["submitted_at"], utc=True)
+    assert ((released - submitted) > pd.Timedelta(days=14)).all()
+    cb = pd.read_csv(tmp_path / "export" / "codebook.csv", keep_default_na=False)
+    assert {"submitted_at", "released_at", "returned_at"} <= set(
+        cb[cb["file"] == "participants.csv"]["column"]
+    )

@@ -1,0 +1,168 @@
+"""Delayed release through the real pages, the schedule run with a controlled clock."""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from datetime import timezone as dt_timezone
+
+import pandas as pd
+import pytest
+from django.core import mail
+from django.test import Client
+from django.utils import timezone
+
+from studyapp.export import tables
+from studyapp.models import Participant, Study
+from studyapp.participation import release
+from studyapp.studies import monitor
+from studyapp.studies.release_settings import (
+    ReleaseSettings,
+    ReleaseSettingsError,
+    study_set_release,
+)
+from tests.studyapp.conftest import Walker, make_study, start
+
+S = Participant.State
+DAYS = ReleaseSettings(
+    mode="delayed", release_after_days=14, reminder_every_days=3, return_deadline_days=7
+)
+
+
+@pytest.fixture
+def delayed(transactional_db: None, eager: None) -> Study:
+    study = make_study(slug="delayed")
+    return study_set_release(study=study, settings=DAYS, now=timezone.now())
+
+
+def _submitted(study: Study) -> Walker:
+    walker = start(Client(), study)
+    walker.to_profile()
+    assert walker.submit_profile().status_code == 302
+    return walker
+
+
+def test_submit_release_return_complete(delayed: Study) -> None:
+    walker = _submitted(delayed)
+    p = walker.participant
+    assert p.state == S.EVALUATING and p.recourses.count() == 5  # computed at once
+    assert walker.page() == "under_review"  # ... but held
+    assert p.release_due_at == p.submitted_at + timedelta(days=14)
+    # the participant leaves an address: the link goes out at once
+    r = walker.post({"page": "under_review", "email": "p@example.org"})
+    assert r.status_code == 302 and len(mail.outbox) == 1
+    assert walker.url in mail.outbox[0].body and mail.outbox[0].to == ["p@example.org"]
+
+    # a day early: nothing happens; on time: released, with a notice
+    assert release.tick(now=p.release_due_at - timedelta(days=1))["released"] == []
+    assert walker.page() == "under_review"
+    due = p.release_due_at
+    assert release.tick(now=due)["released"] == [p.pk]
+    assert len(mail.outbox) == 2 and "ready" in mail.outbox[1].subject
+    p.refresh_from_db()
+    assert p.released_at == due and p.return_deadline_at == due + timedelta(days=7)
+    assert release.tick(now=due)["released"] == []  # once only
+    # reminders every 3 days until they return, never more often
+    assert release.tick(now=due + timedelta(days=2))["reminded"] == []
+    assert release.tick(now=due + timedelta(days=3))["reminded"] == [p.pk]
+    assert release.tick(now=due + timedelta(days=4))["reminded"] == []
+    assert len(mail.outbox) == 3
+    assert monitor.study_monitor(delayed)["release"] == {
+        "waiting": 0, "released": 1, "returned": 0, "expired": 0
+    }  # fmt: skip
+
+    # the second session starts at the report, then the evaluations
+    assert walker.page() == "report"
+    assert walker.post({"page": "report"}).status_code == 302
+    assert walker.participant.returned_at is not None
+    for _ in range(5):
+        walker.get()
+        assert walker.post(walker.evaluation_data()).status_code == 302
+    p = walker.participant
+    assert p.state == S.COMPLETED
+    assert p.completion_code == delayed.outcome_codes["completed"]["code"]
+    row = tables.participants_frame(delayed).iloc[0]
+    assert pd.Timestamp(row["released_at"]) == pd.Timestamp(due)
+    assert pd.Timestamp(row["submitted_at"]) == pd.Timestamp(p.submitted_at)
+    assert row["submitted_at"] and row["returned_at"]
+    assert monitor.study_monitor(delayed)["release"]["returned"] == 1
+
+
+def test_the_deadline_closes_the_second_session(delayed: Study) -> None:
+    walker = _submitted(delayed)
+    due = walker.participant.release_due_at
+    release.tick(now=due)
+    assert walker.page() == "report"
+    assert release.tick(now=due + timedelta(days=7) - timedelta(seconds=1))["expired"] == []
+    assert release.tick(now=due + timedelta(days=7))["expired"] == [walker.participant.pk]
+    p = walker.participant
+    assert p.state == S.EXPIRED
+    assert p.completion_code == delayed.outcome_codes["expired"]["code"]
+    assert p.completion_code != delayed.outcome_codes["completed"]["code"]
+    assert p.completion_code in walker.get().content.decode()
+    assert tables.participants_frame(delayed).iloc[0]["outcome"] == "expired"
+    assert monitor.study_monitor(delayed)["release"]["expired"] == 1
+
+
+def test_a_fixed_date_releases_everyone_submitted_before_it(delayed: Study) -> None:
+    at = timezone.now() + timedelta(days=10)
+    study_set_release(
+        study=delayed, settings=ReleaseSettings(mode="delayed", release_at=at), now=timezone.now()
+    )
+    first, second = _submitted(delayed), _submitted(delayed)
+    assert first.participant.release_due_at == at == second.participant.release_due_at
+    assert monitor.study_monitor(delayed)["release"]["waiting"] == 2
+    assert sorted(release.tick(now=at)["released"]) == sorted(
+        [first.participant.pk, second.participant.pk]
+    )
+
+
+def test_a_release_date_in_the_past_is_refused_and_nothing_changes(delayed: Study) -> None:
+    before = Study.objects.values().get(pk=delayed.pk)
+    now = datetime(2030, 5, 1, 12, 0, tzinfo=dt_timezone.utc)
+    past = ReleaseSettings(mode="delayed", release_at=now - timedelta(hours=1))
+    with pytest.raises(ReleaseSettingsError, match="release date 2030-05-01 11:00 is in the past"):
+        study_set_release(study=delayed, settings=past, now=now)
+    assert Study.objects.values().get(pk=delayed.pk) == before
+
+
+@pytest.mark.parametrize(
+    ("settings", "field"),
+    [
+        (ReleaseSettings(mode="delayed"), "release_at"),
+        (
+            ReleaseSettings(
+                mode="delayed",
+                release_at=datetime(2099, 1, 1, tzinfo=dt_timezone.utc),
+                release_after_days=3,
+            ),
+            "release_after_days",
+        ),
+        (ReleaseSettings(mode="delayed", release_after_days=3, return_deadline_days=0), "return_deadline_days"),
+        (ReleaseSettings(mode="delayed", release_after_days=3, reminder_every_days=20), "reminder_every_days"),
+        (ReleaseSettings(mode="later"), "release_mode"),
+    ],
+)  # fmt: skip
+def test_bad_schedules_are_refused(delayed: Study, settings: ReleaseSettings, field: str) -> None:
+    before = Study.objects.values().get(pk=delayed.pk)
+    with pytest.raises(ReleaseSettingsError) as err:
+        study_set_release(study=delayed, settings=settings, now=timezone.now())
+    assert field in err.value.problems
+    assert Study.objects.values().get(pk=delayed.pk) == before
+
+
+def test_a_bad_address_is_refused_and_nothing_stored(delayed: Study) -> None:
+    walker = _submitted(delayed)
+    r = walker.post({"page": "under_review", "email": "not an address"})
+    assert r.status_code == 400
+    assert walker.participant.contact_email == "" and len(mail.outbox) == 0
+
+
+def test_an_immediate_study_is_untouched(transactional_db: None, eager: None) -> None:
+    study = make_study(slug="immediate")
+    walker = _submitted(study)
+    assert walker.page() == "evaluation-1"
+    assert walker.participant.release_due_at is None
+    assert release.tick(now=timezone.now() + timedelta(days=400)) == {
+        "released": [], "reminded": [], "expired": []
+    }  # fmt: skip
+    assert monitor.study_monitor(study)["release"] is None
