@@ -74,9 +74,12 @@ def monitor_json(request: HttpRequest, slug: str) -> JsonResponse:
 def export_zip(request: HttpRequest, slug: str) -> StreamingHttpResponse:
     study = _study(request, slug)
     panel, text, test = _flag(request, "panel"), _flag(request, "text"), _flag(request, "test")
+    with_r = _flag(request, "r")  # labelled .rds / .sav and analysis.R (ticked in the form)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")
     response = StreamingHttpResponse(
-        export_zip_stream(study, with_panel_ids=panel, with_text=text, with_test=test),
+        export_zip_stream(
+            study, with_panel_ids=panel, with_text=text, with_test=test, with_r=with_r
+        ),
         content_type="application/zip",
     )
     response["Content-Disposition"] = f'attachment; filename="{study.slug}-export-{stamp}.zip"'
