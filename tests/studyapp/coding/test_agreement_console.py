@@ -33,7 +33,10 @@ def code_all(study: Study, people: dict[str, Any]) -> None:
             r = c.post(f"/console/studies/{study.slug}/coding/answers/",
                        {"evaluation": ev.pk, "field": "acceptance_why", "codes": given})  # fmt: skip
             assert r.status_code == 302, r.content.decode()[-500:]
-        assert c.post(f"/console/studies/{study.slug}/coding/", {"action": "finish"}).status_code == 302
+        assert (
+            c.post(f"/console/studies/{study.slug}/coding/", {"action": "finish"}).status_code
+            == 302
+        )
 
 
 def shown(page: str, table: str) -> dict[tuple[str, ...], tuple[str, int]]:

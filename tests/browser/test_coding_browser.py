@@ -1,0 +1,164 @@
+"""Issue 17 (qualitative coding) in headless Debian Chromium against gunicorn on the embedded
+default: a researcher writes the codebook (a duplicate code refused) and assigns two coders;
+each codes the answers blind to the other, then finishes; the agreement page then shows the
+figures `python -m analysis coding agreement` computes from the export's codings.csv, and
+those figures are the hand-computed ones of tests/studyapp/coding/coding_plan.py.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from urllib.parse import quote
+
+import pandas as pd
+import pytest
+
+from tests.browser.chromium import start_chromium
+from tests.browser.test_study_builder_browser import web
+from tests.integration.stack import ROOT, embedded_env, manage
+from tests.studyapp.coding import coding_plan as plan
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+PASSWORD = "a-long-password-1"
+SETUP = f"""
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+from studyapp.models import Evaluation, Study
+from tests.studyapp.coding.conftest import ANSWERS
+from tests.studyapp.console.factory import populate
+s = Study.objects.get(slug='carloan')
+populate(s, 3, k=4, panel=False)
+for ev, text in zip(Evaluation.objects.filter(participant__study=s).order_by('pk'), ANSWERS):
+    ev.acceptance_why = text
+    ev.save(update_fields=['acceptance_why'])
+U = get_user_model()
+U.objects.create_superuser('pi', '', '{PASSWORD}')
+perms = Permission.objects.filter(content_type__app_label='studyapp_coding',
+                                  codename__in=['view_code', 'view_coding', 'add_coding'])
+for name in ('coder_a', 'coder_b'):
+    u = U.objects.create_user(name, '', '{PASSWORD}', is_staff=True)
+    u.user_permissions.set(perms)
+    s.shared_with.add(u)
+"""
+
+
+@pytest.fixture
+def driver() -> Iterator[object]:
+    d = start_chromium("1400,1000")
+    yield d
+    d.quit()
+
+
+class Console:
+    def __init__(self, driver: object, url: str) -> None:
+        self.d, self.url = driver, url
+
+    def css(self, selector: str) -> object:
+        return self.d.find_element("css selector", selector)
+
+    def login(self, user: str, then: str) -> None:
+        self.d.delete_all_cookies()
+        self.d.get(f"{self.url}/admin/login/?next={quote(then)}")
+        self.css("#id_username").send_keys(user)
+        self.css("#id_password").send_keys(PASSWORD)
+        self.css('input[type="submit"]').click()
+        self.wait(lambda d: "/admin/login/" not in d.current_url)
+
+    def wait(self, condition: object) -> None:
+        """Until the page the last click loaded shows `condition` (an element of the page
+        before it may go stale meanwhile)."""
+        from selenium.common.exceptions import (
+            NoSuchElementException,
+            StaleElementReferenceException,
+        )
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        ignored = (StaleElementReferenceException, NoSuchElementException)
+        WebDriverWait(self.d, 30, ignored_exceptions=ignored).until(condition)
+
+    def page(self) -> str:
+        return self.d.page_source
+
+
+def code_answers(console: Console, codes: list[list[str]], units: list[str]) -> None:
+    for unit, given in zip(units, codes, strict=True):
+        row = console.css(f'tr[data-unit="{unit}"]')
+        for name in given:
+            row.find_element("css selector", f'input[name="codes"][value="{name}"]').click()
+        row.find_element("css selector", "button.code-submit").click()
+        console.wait(lambda d, u=unit: "mine:" in d.find_element(
+            "css selector", f'tr[data-unit="{u}"]').text)  # fmt: skip
+
+
+def test_two_coders_agreement_equals_the_export_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001
+    env = embedded_env(tmp_path)
+    manage(env, "migrate", "--noinput", "-v0")
+    manage(env, "create_demo_study", "--no-admin", "--pool-size", "1000")
+    manage(env, "shell", "-c", SETUP)
+    base = "/console/studies/carloan/coding/"
+    with web(env, tmp_path) as url:
+        c = Console(driver, url)
+        # the researcher writes the codebook and assigns the coders
+        c.login("pi", base)
+        for name, definition in (("cost", "money or effort it costs"), ("effort", "time")):
+            c.css("#id_code").send_keys(name)
+            c.css("#id_definition").send_keys(definition)
+            c.css("#add-code").click()
+        c.css("#id_code").send_keys("cost")
+        c.css("#id_definition").send_keys("again")
+        c.css("#add-code").click()
+        assert "already in this study" in c.css("#refused").text
+        assert [e.text for e in driver.find_elements("css selector", "#codebook code")] == [
+            "cost", "effort"
+        ]  # fmt: skip
+        for coder in ("coder_a", "coder_b"):
+            from selenium.webdriver.support.ui import Select
+
+            Select(c.css("#id_coder")).select_by_visible_text(coder)
+            c.css("#assign").click()
+        # each coder codes the first ten answers, blind to the other
+        answers = base + "answers/?field=acceptance_why"
+        for coder, codes, other in (("coder_a", plan.A, "coder_b"), ("coder_b", plan.B, "coder_a")):
+            c.login(coder, answers)
+            units = re.findall(r'class="answer-row" data-unit="([^"]+)"', c.page())
+            code_answers(c, codes, units[: plan.N_UNITS])
+            assert f"{other}:" not in c.page()  # blind (b: a's codes exist but are hidden)
+            c.d.get(url + base)
+            c.css("#finish").click()
+        c.d.get(url + answers)
+        assert "coder_a:" in c.page()  # b, both finished: a's codes now shown
+        # the agreement page
+        c.login("pi", base + "agreement/")
+        shown_alpha = {
+            r.get_attribute("data-code"): (
+                r.find_element("css selector", ".alpha").text,
+                int(r.find_element("css selector", ".units").text),
+            )
+            for r in driver.find_elements("css selector", "#alpha tbody tr")
+        }
+        shown_kappa = {
+            r.get_attribute("data-code"): r.find_element("css selector", ".kappa").text
+            for r in driver.find_elements("css selector", "#kappa tbody tr")
+        }
+    export = tmp_path / "export"
+    manage(env, "export_study", "carloan", "--out", str(export), "--with-text")
+    out = tmp_path / "agreement"
+    subprocess.run(
+        [sys.executable, "-m", "analysis", "coding", "agreement", "--codings",
+         str(export / "codings.csv"), "--codebook", str(export / "coding_codebook.csv"),
+         "--out", str(out)],
+        cwd=ROOT, check=True, capture_output=True,
+    )  # fmt: skip
+    alpha = pd.read_csv(out / "alpha.csv").set_index("code")
+    kappa = pd.read_csv(out / "kappa.csv").set_index("code")
+    assert set(shown_alpha) == set(alpha.index) == set(plan.ALPHA)
+    for code in plan.ALPHA:
+        assert shown_alpha[code] == (f"{alpha.loc[code, 'alpha']:.3f}", alpha.loc[code, "n_units"])
+        assert shown_kappa[code] == f"{kappa.loc[code, 'kappa']:.3f}"
+        assert shown_alpha[code][0] == f"{plan.ALPHA[code]:.3f}"
+        assert shown_kappa[code] == f"{plan.KAPPA[code]:.3f}"
