@@ -98,3 +98,18 @@ def test_gamm_takes_a_code_column_of_the_export(resolved_study: Study, tmp_path:
     # beside a smooth of a distance, as the seed study's models have it
     fit = _gamm("acceptance ~ code_cost + s(proximity, k = 4)", data)
     assert "code_cost" in fit["parametric"] and fit["n"] == len(ev)
+
+
+def test_the_streamed_zip_holds_the_same_coding_files(
+    resolved_study: Study, tmp_path: Path
+) -> None:
+    import zipfile
+
+    from studyapp.export import export_zip_stream
+
+    export_study(study=resolved_study, out=tmp_path)
+    blob = tmp_path / "export.zip"
+    blob.write_bytes(b"".join(export_zip_stream(resolved_study, parquet=False)))
+    with zipfile.ZipFile(blob) as zf:
+        for name in ("codings.csv", "final_codes.csv", "coding_codebook.csv", "evaluations.csv"):
+            assert zf.read(name) == (tmp_path / name).read_bytes(), name
