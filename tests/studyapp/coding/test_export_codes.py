@@ -98,6 +98,17 @@ def test_gamm_takes_a_code_column_of_the_export(resolved_study: Study, tmp_path:
     # beside a smooth of a distance, as the seed study's models have it
     fit = _gamm("acceptance ~ code_cost + s(proximity, k = 4)", data)
     assert "code_cost" in fit["parametric"] and fit["n"] == len(ev)
+    # the analysis reader takes the export with its code columns
+    from analysis.export import load_export
+
+    assert "code_cost" in load_export(tmp_path).evaluations.columns
+    # an unresolved answer leaves its code empty: gamm refuses it, naming the column
+    FinalCode.objects.filter(study=resolved_study).first().delete()
+    export_study(study=resolved_study, out=tmp_path / "gap")
+    r = subprocess.run([sys.executable, "-m", "analysis", "gamm", "--input",
+                        str(tmp_path / "gap" / "evaluations.csv"), "--formula",
+                        "acceptance ~ code_cost"], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert r.returncode != 0 and "'code_cost' must be numeric and finite" in r.stderr
 
 
 def test_the_streamed_zip_holds_the_same_coding_files(
