@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.http import HttpResponse
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from rest_framework.authtoken.models import Token
@@ -17,6 +18,7 @@ from rest_framework.throttling import ScopedRateThrottle
 
 from studyapp.api.permissions import IsResearcher, is_api_researcher
 from studyapp.api.schema import ApiSchema
+from studyapp.console.lockout import lockout_response
 from studyapp.studies import access
 
 
@@ -29,16 +31,20 @@ class ResearcherTokenView(ObtainAuthToken):
 
     authentication_classes: list = []
     permission_classes = [AllowAny]
-    # password guessing: a few attempts a minute per client address (STUDYAPP_TOKEN_RATE)
+    # password guessing: a few attempts a minute per client address (STUDYAPP_TOKEN_RATE);
+    # the login throttle (django-axes) also counts failures per address and username
     throttle_classes = [ScopedRateThrottle]
     throttle_scope = "token"
     schema = ApiSchema()
     schema_refusals = ("400", "429")
 
     @extend_schema(summary="A token for a researcher account (username + password)")
-    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> HttpResponse:
         serializer = self.get_serializer(data=request.data)
-        serializer.is_valid(raise_exception=True)
+        if not serializer.is_valid():
+            if getattr(request, "axes_locked_out", False):  # the login throttle refused
+                return lockout_response(request)
+            raise ValidationError(serializer.errors)
         user = serializer.validated_data["user"]
         if not access.is_researcher(user):
             raise ValidationError(

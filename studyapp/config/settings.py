@@ -7,7 +7,8 @@ SQLAlchemy transport, see broker.py), served by a real worker process. ``DATABAS
 Variables: DJANGO_SECRET_KEY, DJANGO_DEBUG, DJANGO_ALLOWED_HOSTS, DJANGO_CSRF_TRUSTED_ORIGINS,
 DATABASE_URL, CELERY_BROKER_URL, STUDYAPP_VAR_DIR, STUDYAPP_QUEUE, STUDYAPP_TASK_TIME_LIMIT,
 STUDYAPP_TASKS_EAGER, STUDYAPP_STATIC_ROOT, STUDYAPP_SWEEP_AFTER_S, STUDYAPP_SWEEP_EVERY_S,
-STUDYAPP_FIT_WAIT_S, STUDYAPP_TOKEN_RATE.
+STUDYAPP_FIT_WAIT_S, STUDYAPP_TOKEN_RATE; HTTPS behind a proxy and login throttling:
+docs/deploy.md.
 """
 
 from __future__ import annotations
@@ -65,6 +66,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI served from our static files: works offline
     "django_jsonform",  # the console's structured settings editor (its JS is in our static files)
     "django_celery_beat",  # beat's schedule lives in the database (survives restarts)
+    "axes",  # login throttling (failed attempts per address and username)
     "studyapp",
     "studyapp.coding",  # qualitative coding of the free-text answers (its own tables)
 ]
@@ -78,6 +80,7 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
 
 ROOT_URLCONF = "studyapp.config.urls"
@@ -146,6 +149,8 @@ REST_FRAMEWORK = {
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     # the token endpoint takes a password: throttled per client address (process-local cache)
     "DEFAULT_THROTTLE_RATES": {"token": os.environ.get("STUDYAPP_TOKEN_RATE", "10/min")},
+    # X-Forwarded-For is trusted only as far as our own proxies (spoofed otherwise)
+    "NUM_PROXIES": int(os.environ.get("DJANGO_PROXY_COUNT", "0")),
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Recourse study platform API",
@@ -158,6 +163,12 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "StudyStateEnum": "studyapp.models.Study.State",
         "ParticipantStateEnum": "studyapp.models.Participant.State",
+        # the same sets, from the model (with labels) and from the settings model (without)
+        "LanguageEnum": "studyapp.models.STUDY_LANGUAGES",
+        "SettingLanguageEnum": ["en", "ja"],
+        "AttentionRuleEnum": "studyapp.models.Study.AttentionRule",
+        "SettingAttentionRuleEnum": ["end", "flag"],
+        "QuestionPageEnum": ["pre", "post", "evaluation"],
     },
 }
 
@@ -167,8 +178,39 @@ STATIC_ROOT.mkdir(parents=True, exist_ok=True)  # whitenoise warns when it is mi
 # Serve straight from the app folders, so the embedded default needs no collectstatic.
 WHITENOISE_USE_FINDERS = True
 
-SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", False)
+# --- HTTPS behind a TLS proxy (docker-compose sets DJANGO_HTTPS=1; docs/deploy.md) -------
+# Off by default: the embedded default serves plain HTTP on 127.0.0.1.
+HTTPS = env_bool("DJANGO_HTTPS", False)
+if HTTPS:
+    # the proxy sets X-Forwarded-Proto (and overwrites whatever a client sent)
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+SECURE_SSL_REDIRECT = env_bool("DJANGO_SSL_REDIRECT", HTTPS)
+SECURE_HSTS_SECONDS = int(os.environ.get("DJANGO_HSTS_SECONDS", "31536000" if HTTPS else "0"))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", HTTPS)
+SECURE_HSTS_PRELOAD = env_bool("DJANGO_HSTS_PRELOAD", False)
+if not SECURE_HSTS_PRELOAD:
+    # entering browsers' preload list is the domain owner's decision, not the app's
+    SILENCED_SYSTEM_CHECKS = ["security.W021"]
+SESSION_COOKIE_SECURE = env_bool("DJANGO_SECURE_COOKIES", HTTPS)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
+#: proxies in front that append to X-Forwarded-For (the client address for throttles)
+PROXY_COUNT = int(os.environ.get("DJANGO_PROXY_COUNT", "0"))
+
+# --- login throttling (django-axes): admin login and the API's token endpoint ------------
+AUTHENTICATION_BACKENDS = [
+    "studyapp.console.login_backend.LoginThrottleBackend",  # django-axes
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("STUDYAPP_LOGIN_FAILURES", "5"))
+AXES_COOLOFF_TIME = float(os.environ.get("STUDYAPP_LOGIN_COOLOFF_MINUTES", "15")) / 60  # hours
+AXES_LOCKOUT_PARAMETERS = [["ip_address", "username"]]  # one address guessing one account
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "studyapp.console.lockout.lockout_response"
+AXES_IPWARE_PROXY_COUNT = PROXY_COUNT or None
+AXES_IPWARE_PROXY_ORDER = "right-most"  # the address our own proxy appended
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR") if PROXY_COUNT else ("REMOTE_ADDR",)
+)
 #: a lost form token shows the study's own page with a way back (not Django's bare 403)
 CSRF_FAILURE_VIEW = "studyapp.participation.views.csrf_failure"
 X_FRAME_OPTIONS = "DENY"

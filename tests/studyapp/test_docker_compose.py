@@ -4,7 +4,10 @@ the settings read, and commands that point at files that exist."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -66,3 +69,80 @@ def test_commands_point_at_existing_files(compose: dict[str, Any]) -> None:
     for path in re.findall(r"(?:scripts/\w+|manage\.py)", text):
         assert (ROOT / path).exists(), path
     assert compose["services"]["web"]["ports"] == ["8000:8000"]
+
+
+def _compose_env(compose: dict[str, Any], service: str) -> dict[str, str]:
+    """The service's environment as `docker compose up` resolves it with nothing set but a
+    secret key: ${VAR:-default} takes its default, ${VAR:?message} the key given here."""
+    given = {"DJANGO_SECRET_KEY": "k" * 20 + "-compose-test-" + "Z9y8X7w6V5u4T3s2R1q0" * 2}
+    out: dict[str, str] = {}
+    for name, value in compose["services"][service]["environment"].items():
+        text = str(value)
+        match = re.fullmatch(r"\$\{(\w+)(?::-(.*)|:\?.*)?\}", text)
+        if match:
+            text = given.get(match.group(1), match.group(2) or "")
+        assert "${" not in text, f"{name}: unresolved {text}"
+        out[name] = text
+    return out
+
+
+def _run_with(env: dict[str, str], tmp_path: Path, *args: str) -> subprocess.CompletedProcess:
+    """manage.py under exactly `env` (plus PATH), writable files in tmp_path instead of the
+    container's /app/var."""
+    clean = {"PATH": os.environ["PATH"], "DJANGO_SETTINGS_MODULE": "studyapp.config.settings"}
+    clean.update(env, STUDYAPP_VAR_DIR=str(tmp_path))
+    return subprocess.run(
+        [sys.executable, *args], env=clean, cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+
+
+def test_check_deploy_is_clean_under_the_compose_environment(
+    compose: dict[str, Any], tmp_path: Path
+) -> None:
+    env = _compose_env(compose, "web")
+    assert env["DJANGO_DEBUG"] == "0" and env["DJANGO_HTTPS"] == "1"
+    result = _run_with(env, tmp_path, "manage.py", "check", "--deploy", "--fail-level", "WARNING")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "System check identified no issues" in result.stdout, result.stdout + result.stderr
+
+
+HTTPS_PROBE = """
+import django
+django.setup()
+from django.conf import settings
+from django.test import Client
+from django.test.utils import setup_test_environment
+setup_test_environment()
+plain = Client().get("/admin/login/")
+proxied = Client(HTTP_X_FORWARDED_PROTO="https").get("/admin/login/")
+print(plain.status_code, plain.get("Location", ""))
+print(proxied.status_code, proxied.get("Strict-Transport-Security", ""))
+print(" ".join(sorted(c for c, m in proxied.cookies.items() if m["secure"])))
+"""
+
+
+def test_compose_web_redirects_plain_http_and_trusts_its_proxy(
+    compose: dict[str, Any], tmp_path: Path
+) -> None:
+    """Under the compose environment (SQLite instead of the db service): plain HTTP is sent
+    to https, a request the proxy marks as https is served with HSTS and secure cookies."""
+    env = {**_compose_env(compose, "web"), "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}
+    result = _run_with(env, tmp_path, "-c", HTTPS_PROBE)
+    assert result.returncode == 0, result.stderr
+    plain, proxied, secure_cookies = result.stdout.strip().splitlines()[-3:]
+    assert plain.startswith("301 https://testserver/")
+    assert proxied == "200 max-age=31536000; includeSubDomains"
+    assert "csrftoken" in secure_cookies.split()
+
+
+def test_embedded_default_stays_plain_http(tmp_path: Path) -> None:
+    """scripts/run serves http://127.0.0.1:8000 with no environment: no redirect, no HSTS,
+    cookies that work over HTTP."""
+    code = (
+        "import django; django.setup(); from django.conf import settings as s;"
+        "print(s.SECURE_SSL_REDIRECT, s.SECURE_HSTS_SECONDS, s.SESSION_COOKIE_SECURE,"
+        " s.CSRF_COOKIE_SECURE, getattr(s, 'SECURE_PROXY_SSL_HEADER', None))"
+    )
+    result = _run_with({}, tmp_path, "-c", code)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split() == ["False", "0", "False", "False", "None"]
