@@ -48,29 +48,35 @@ import numpy as np
 import pandas as pd
 
 from analysis.experiment_defects import ebr_farthest, zero_fill
+from analysis.experiment_factuals import FACTUAL_COLUMNS, column_mean, factual_frame
+from analysis.experiment_figure import scatter
+from analysis.experiment_people import PeopleDraws, resampled_indices
 from analysis.experiment_settings import DEFECTS_NOTE, ExperimentSettings
-from analysis.experiment_space import index_features, mutable_in_space, training_split
-from analysis.paired import paired_frame, paired_table
+from analysis.experiment_space import (
+    index_features,
+    mutable_in_space,
+    population_features,
+    training_split,
+)
+from analysis.paired import BOOTSTRAP_MIN_RUNS, paired_frame, paired_table
 from analysis.segregation.settings_indices import indices_under
 from recourse_engine import SklearnModel, normalise
 from recourse_engine.datasets import Dataset, load_dataset
 from recourse_engine.datasets.real import SUBSAMPLE
-from recourse_engine.methods import METHODS, Layout, MethodError, RecourseMethod
+from recourse_engine.methods import METHODS, MethodError, RecourseMethod
 from recourse_engine.metrics import (
-    constraint_violation,
     cost_gap,
     equal_choice_of_recourse,
     equal_effectiveness,
     found_mask,
     gower_similarity_mean,
     plausibility,
-    recourse_cost,
-    redundancy,
-    robustness_invalidation,
     sparsity_mean,
     success_rates,
     ynn,
 )
+
+__all__ = ["population_features", "run_experiment", "run_once", "scatter"]
 
 INDICES = ("centralization", "atkinson", "avg_proximity")
 METRICS = (
@@ -169,13 +175,6 @@ def train_decision_model(data: Dataset, seed: int, classifier: str = "project") 
     return SklearnModel(est, data.schema, name=type(est).__name__)
 
 
-def population_features(data: Dataset, codes: np.ndarray) -> np.ndarray:
-    """Normalised features without the sensitive item's columns: where people live."""
-    z = normalise(data.schema, codes)
-    sens = Layout.of(data.schema).columns_of([data.sensitive])
-    return np.delete(z, sens, axis=1)
-
-
 def run_once(
     data: Dataset,
     methods: Sequence[str],
@@ -185,9 +184,12 @@ def run_once(
     params: dict[str, dict[str, Any]] | None = None,
     training: dict[str, Any] | None = None,
     settings: ExperimentSettings | None = None,
+    people: bool = False,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One run: metric rows (method, metric, value; `before` and `diff` = after − before for
-    the indices) and the counterfactuals per method (`outputs["data"]`: the population)."""
+    the indices) and the counterfactuals per method (`outputs["data"]`: the population).
+    `outputs["factuals"]`: the per-factual frame of each method; with `people`,
+    `outputs["people"]`: each method's (B, 3) resampled changes of the indices."""
     st = settings or ExperimentSettings()
     ref = data.codes
     if st.population == "train":
@@ -207,7 +209,17 @@ def run_once(
         {"method": "origin", "metric": k, "value": v, "before": v, "diff": 0.0}
         for k, v in before.items()
     ]
-    outputs: dict[str, Any] = {"model": model, "rejected": rejected, "data": data}
+    outputs: dict[str, Any] = {
+        "model": model,
+        "rejected": rejected,
+        "data": data,
+        "factuals": {},
+        "people": {},
+    }
+    rows_rejected = np.flatnonzero(rejected)
+    if people and st.people_resamples:
+        draws = PeopleDraws.draw(len(data), st.people_resamples, seed)
+        people_before = resampled_indices(space(data.codes), groups, ix, origin, draws)
     for name in methods:
         method = make_method(name, seed, (params or {}).get(name), training)
         method.progress = progress
@@ -226,8 +238,22 @@ def run_once(
         if st.replicate_defects:  # defect (b): the rest to the all-zero point
             x_after = zero_fill(x_after, failed, mutable_in_space(data, st.index_space))
         post = indices_under(x_after, groups, ix, origin=origin, seed=seed)
+        if people and st.people_resamples:
+            after = resampled_indices(x_after, groups, ix, origin, draws)
+            outputs["people"][name] = after - people_before
+        per = factual_frame(
+            data.schema,
+            model,
+            factuals,
+            res.counterfactuals,
+            rows_rejected,
+            groups[rejected],
+            seed=seed,
+            cap=st.factual_cap,
+        )
+        outputs["factuals"][name] = per
         vals: dict[str, float] = {k: float(getattr(post, k)) for k in INDICES}
-        vals.update(recourse_metrics(data, model, factuals, res, groups[rejected], seed))
+        vals.update(recourse_metrics(data, model, factuals, res, groups[rejected], seed, per))
         vals["worse_indices"] = float(
             sum(
                 (vals[k] > before[k]) if worse else (vals[k] < before[k])
@@ -246,31 +272,30 @@ def run_once(
 
 
 def recourse_metrics(
-    data: Dataset, model: Any, factuals: np.ndarray, res: Any, g: np.ndarray, seed: int
+    data: Dataset,
+    model: Any,
+    factuals: np.ndarray,
+    res: Any,
+    g: np.ndarray,
+    seed: int,
+    per: Any,
 ) -> dict[str, float]:
-    """Cost, cost gap, yNN, failure rate, CARLA's metrics, success gap and the fair-recourse
-    metrics of one method's result."""
+    """Cost, cost gap, yNN, failure rate, CARLA's metrics (means of the per-factual frame
+    `per`), success gap and the fair-recourse metrics of one method's result."""
     cf = res.counterfactuals
-    costs = recourse_cost(data.schema, factuals, cf, "l2")
+    costs = per["cost_l2"].to_numpy(dtype=float)
     vals = {
         "cost": float(np.nanmean(costs)) if res.valid.any() else math.nan,
         "cost_gap": cost_gap(costs, g)[1],
         "ynn": ynn(data.schema, cf, data.as_pool(), model, k=5),
         "failure_rate": invalidation(cf, model),
-        "robustness_invalidation": _mean(
-            robustness_invalidation(data.schema, cf[:500], model, seed=seed)
-        ),
-        "redundancy": _mean(redundancy(factuals[:500], cf[:500], model)),
-        "constraint_violation": _mean(constraint_violation(data.schema, factuals, cf)),
+        "robustness_invalidation": column_mean(per, "robustness_invalidation"),
+        "redundancy": column_mean(per, "redundancy"),
+        "constraint_violation": column_mean(per, "constraint_violation"),
         "success_gap": success_rates(res.valid, g)[1],
     }
     vals.update(fairness_metrics(data, model, factuals, res, g, seed))
     return vals
-
-
-def _mean(v: np.ndarray) -> float:
-    v = v[~np.isnan(v)]
-    return float(v.mean()) if len(v) else math.nan
 
 
 def fairness_metrics(
@@ -337,48 +362,6 @@ def table(summary: pd.DataFrame) -> str:
     return "\n".join(lines) + "\n"
 
 
-def scatter(data: Dataset, outputs: dict[str, Any], methods: Sequence[str], path: Path) -> None:
-    """The paper's Figure 2: the population by group and outcome, and each method's
-    counterfactuals by group (first two non-sensitive features)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    x = population_features(data, data.codes)
-    n = len(methods) + 1
-    cols = min(n, 4)
-    fig, axes = plt.subplots(
-        math.ceil(n / cols), cols, figsize=(4 * cols, 4 * math.ceil(n / cols)), squeeze=False
-    )
-    a, b = data.group_labels
-    rejected = outputs["rejected"]
-    for i, ax in enumerate(axes.ravel()):
-        if i >= n:
-            ax.axis("off")
-            continue
-        for g, lab in ((1, b), (0, a)):
-            for y, mark in ((1, "accepted"), (0, "default")):
-                sel = (data.group == g) & (data.y == y)
-                ax.scatter(x[sel, 0], x[sel, 1], s=6, alpha=0.35, label=f"{lab} {mark}")
-        if i == 0:
-            ax.set_title("origin")
-            ax.legend(fontsize=6)
-            continue
-        name = methods[i - 1]
-        res = outputs[name]
-        cf = population_features(data, np.nan_to_num(res.counterfactuals))
-        g = data.group[rejected]
-        for grp, lab, colour in ((1, b, "green"), (0, a, "red")):
-            sel = res.valid & (g == grp)
-            ax.scatter(cf[sel, 0], cf[sel, 1], s=8, c=colour, label=f"{lab} recourse")
-        ax.set_title(name)
-        ax.legend(fontsize=6)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-
-
 def run_experiment(
     dataset: str,
     methods: Sequence[str],
@@ -393,8 +376,8 @@ def run_experiment(
     settings: ExperimentSettings | None = None,
     record: dict[str, Any] | None = None,
 ) -> pd.DataFrame:
-    """All runs; writes settings.json, runs.csv, results.csv, results.md and figure.png into
-    out_dir (which exists). `record`: extra entries for settings.json (the command's)."""
+    """All runs; writes settings.json, runs.csv, factuals.csv, results.csv, results.md and
+    figure.png into out_dir (which exists). `record`: extra entries for settings.json (the command's)."""
     st = settings or ExperimentSettings()
     rows: list[dict[str, Any]] = []
     first: tuple[Dataset, dict[str, Any]] | None = None
@@ -403,6 +386,9 @@ def run_experiment(
         from tqdm import tqdm
 
         run_iter = tqdm(run_iter, desc=f"{dataset} runs", unit="run", file=sys.stderr)
+    people = runs < BOOTSTRAP_MIN_RUNS and st.people_resamples > 0
+    per_factual: list[pd.DataFrame] = []
+    draws: dict[str, list[np.ndarray]] = {}
     t0 = time.perf_counter()
     for r in run_iter:
         data = load_dataset(dataset, seed=seed + r, subsample=subsample)
@@ -414,14 +400,22 @@ def run_experiment(
             params=params,
             training=training,
             settings=st,
+            people=people,
         )
         rows += [{"run": r, "seed": seed + r, **row} for row in got]
+        for name, frame in outputs["factuals"].items():
+            per_factual.append(frame.assign(run=r, seed=seed + r, method=name))
+        for name, d in outputs["people"].items():
+            draws.setdefault(name, []).append(d)
         if first is None:
             first = (outputs["data"], outputs)
     seconds = time.perf_counter() - t0
     runs_frame = pd.DataFrame(rows)
     runs_frame.to_csv(out_dir / "runs.csv", index=False)
-    paired = paired_frame(runs_frame)
+    if per_factual:
+        facts = pd.concat(per_factual, ignore_index=True)[list(FACTUAL_COLUMNS)]
+        facts.to_csv(out_dir / "factuals.csv", index=False)
+    paired = paired_frame(runs_frame, draws or None)
     summary = summarise(rows).merge(paired, on=["method", "metric"], how="left")
     summary.to_csv(out_dir / "results.csv", index=False)
     meta = {

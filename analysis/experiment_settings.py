@@ -16,6 +16,12 @@
   32; CCHVAE 500 epochs, batch 32 (both one hidden layer of 256, Adam 0.001); EBR keeping the draws above the 0.6 quantile (0.7 on
   GMC, the README's command). `--epochs`/`--batch` and `--param` override these.
 
+`people_resamples`: resamples of the bootstrap over people within each run that gives the
+paired differences' interval below 10 runs (`analysis.experiment_people`; 0: a t interval
+over runs instead). `factual_cap`: CARLA's robustness invalidation and redundancy are
+computed for the first `factual_cap` factuals of each run (they cost model calls per
+factual); the per-factual file leaves them empty beyond it.
+
 `replicate_defects` (`--replicate-published-defects`, off by default and independent of
 the preset) reproduces the defects of the authors' code that the published numbers carry,
 for matching those numbers only: (a) the centralization count's zip, (b) people without a
@@ -61,6 +67,8 @@ class ExperimentSettings:
     kmeans_inits: int = 1
     kmeans_seed: int | None = None
     replicate_defects: bool = False
+    people_resamples: int = 200
+    factual_cap: int = 500
 
     def __post_init__(self) -> None:
         for name, allowed in (
@@ -72,6 +80,12 @@ class ExperimentSettings:
         ):
             if getattr(self, name) not in allowed:
                 raise SettingsError(f"{name} must be one of {', '.join(allowed)}")
+        if self.people_resamples < 0 or self.people_resamples == 1:
+            raise SettingsError(
+                f"people_resamples must be 0 (none) or at least 2, got {self.people_resamples}"
+            )
+        if self.factual_cap < 1:
+            raise SettingsError(f"factual_cap must be at least 1, got {self.factual_cap}")
         if not 0.0 < self.train_share < 1.0:
             raise SettingsError(f"train_share must be in (0, 1), got {self.train_share}")
         self.index_settings()  # checks ε and K-Means values
@@ -106,7 +120,8 @@ class ExperimentSettings:
             f"population {pop}, classifier {self.classifier}, ε quantile {self.eps_quantile} "
             f"of {self.eps_pairs} minority pairs, neighbours {self.eps_comparison} ε, K-Means "
             f"{self.clusters} clusters × {self.kmeans_inits} starts (seed {km_seed}), "
-            f"replicated published defects {'ON' if self.replicate_defects else 'off'}"
+            f"replicated published defects {'ON' if self.replicate_defects else 'off'}, "
+            f"people bootstrap {self.people_resamples} resamples per run (below 10 runs)"
         )
 
     def method_params(self, dataset: str) -> dict[str, dict[str, Any]]:

@@ -59,3 +59,10 @@ def training_split(data: Dataset, share: float, seed: int) -> Dataset:
     n = len(data)
     keep = np.sort(np.random.default_rng([seed, 75]).permutation(n)[: int(round(share * n))])
     return dataclasses.replace(data, codes=data.codes[keep], y=data.y[keep], group=data.group[keep])
+
+
+def population_features(data: Dataset, codes: np.ndarray) -> np.ndarray:
+    """Normalised features without the sensitive item's columns: where people live."""
+    z = normalise(data.schema, codes)
+    sens = Layout.of(data.schema).columns_of([data.sensitive])
+    return np.delete(z, sens, axis=1)

@@ -6,9 +6,13 @@ effects (≤ 0.002 in Atkinson on Law and GMC in the paper) are about ten times 
 than the run-to-run spread of the levels, which cancels in a paired difference.
 
 The interval for the mean difference over R runs: with R >= 10 runs a percentile bootstrap
-over runs (10,000 resamples, seed 0); with 2 <= R < 10 a Student-t interval over runs (a
-bootstrap over 3 runs has only 10 distinct resamples and its 95% interval is the range of
-the runs, far too narrow). `interval` names which. A method is **worse** on an index only
+over runs (10,000 resamples, seed 0); below 10 runs a percentile bootstrap over *people*
+within each run (`analysis.experiment_people`: the same resampled people before and after,
+the b-th resample averaged over runs) when the experiment computed one, else a Student-t
+interval over runs (a bootstrap over 3 runs has only 10 distinct resamples and its 95%
+interval is the range of the runs, far too narrow). `interval` names which. The people
+bootstrap holds each run's model and counterfactuals fixed: it says how much the change
+depends on who is in the population, not how much it varies from run to run. A method is **worse** on an index only
 when the interval lies entirely on the worse side of 0 (centralization or Atkinson up,
 average proximity down), **better** when entirely on the other side, else no clear change.
 `worse_runs` counts the runs whose own difference is on the worse side (a point estimate,
@@ -22,6 +26,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+
+from analysis.experiment_people import people_interval
 
 INDICES = ("centralization", "atkinson", "avg_proximity")
 #: larger is more segregated for these; avg_proximity is the other way round
@@ -60,14 +66,22 @@ def verdict(index: str, lo: float, hi: float) -> str:
     return "no clear change"
 
 
-def paired_frame(runs: pd.DataFrame) -> pd.DataFrame:
+def paired_frame(
+    runs: pd.DataFrame, people: dict[str, list[np.ndarray]] | None = None
+) -> pd.DataFrame:
     """Per method × index: diff_mean, diff_lo, diff_hi, interval, worse_runs, verdict,
-    from runs.csv's rows (run, method, metric, value, before, diff)."""
+    from runs.csv's rows (run, method, metric, value, before, diff). `people`: per method,
+    each run's (B, 3) resampled changes (columns in `INDICES` order), used below 10 runs."""
     sel = runs[runs["metric"].isin(INDICES) & (runs["method"] != "origin")]
     rows: list[dict[str, Any]] = []
     for (method, metric), part in sel.groupby(["method", "metric"], sort=False):
         d = part["diff"].to_numpy(dtype=float)
         lo, hi, how = interval(d)
+        got = (people or {}).get(str(method))
+        if len(d) < BOOTSTRAP_MIN_RUNS and got:
+            col = INDICES.index(str(metric))
+            lo, hi = people_interval([g[:, col] for g in got])
+            how = f"bootstrap over people ({len(got[0])} resamples in each of {len(got)} runs)"
         worse = (d > 0) if MORE_IS_WORSE[str(metric)] else (d < 0)
         rows.append(
             {

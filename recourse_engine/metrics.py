@@ -377,14 +377,20 @@ def gower_similarity_mean(
     return float(gower_similarity(schema, x[ok], cf[ok]).mean())
 
 
+def changed_items(factuals: np.ndarray, counterfactuals: np.ndarray) -> np.ndarray:
+    """Per factual, how many items its counterfactual changes (CARLA's L0); NaN if none found."""
+    cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
+    x = np.atleast_2d(np.asarray(factuals, dtype=float))
+    out = (np.abs(cf - x) > 1e-9).sum(axis=1).astype(float)
+    out[~found_mask(cf)] = np.nan
+    return out
+
+
 def sparsity_mean(factuals: np.ndarray, counterfactuals: np.ndarray) -> float:
     """Mean number of changed items of the found counterfactuals."""
-    cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
-    ok = found_mask(cf)
-    if not ok.any():
-        return float("nan")
-    x = np.atleast_2d(np.asarray(factuals, dtype=float))
-    return float((np.abs(cf[ok] - x[ok]) > 1e-9).sum(axis=1).mean())
+    v = changed_items(factuals, counterfactuals)
+    v = v[~np.isnan(v)]
+    return float(v.mean()) if len(v) else float("nan")
 
 
 def plausibility(

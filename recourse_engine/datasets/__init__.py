@@ -2,6 +2,7 @@
 
 from .base import Dataset, DatasetError
 from .fair_scenario import ScenarioDataset, fair_scenario, scenario_model, scenario_schema
+from .paper import PAPER_LOADERS
 from .real import LOADERS, SUBSAMPLE, data_file
 from .synthetic import synthetic, synthetic_schema
 
@@ -21,7 +22,9 @@ __all__ = [
 
 #: the fair-recourse scenario (`fair_scenario.py`): a fair and a deliberately biased model
 SCENARIOS = {"fair_scenario": 0.0, "fair_scenario_biased": 1.0}
-DATASETS: tuple[str, ...] = ("synthetic", *SCENARIOS, *LOADERS)
+#: the sound real data sets (`real.py`) and the paper-style ones (`paper.py`, `*_gao2023`)
+ALL_LOADERS = {**LOADERS, **PAPER_LOADERS}
+DATASETS: tuple[str, ...] = ("synthetic", *SCENARIOS, *ALL_LOADERS)
 
 
 def load_dataset(name: str, seed: int = 0, subsample: int | None = SUBSAMPLE) -> Dataset:
@@ -31,7 +34,7 @@ def load_dataset(name: str, seed: int = 0, subsample: int | None = SUBSAMPLE) ->
         return synthetic(seed)
     if name in SCENARIOS:
         return fair_scenario(seed, bias=SCENARIOS[name])
-    if name not in LOADERS:
+    if name not in ALL_LOADERS:
         raise DatasetError(f"unknown dataset {name!r}; known: {', '.join(DATASETS)}")
-    data = LOADERS[name]()
+    data = ALL_LOADERS[name]()
     return data if subsample is None else data.subsample(subsample, seed)

@@ -9,7 +9,12 @@ import numpy as np
 import pytest
 from scipy.stats import norm
 
-from recourse_engine.metrics import constraint_violation, redundancy, robustness_invalidation
+from recourse_engine.metrics import (
+    changed_items,
+    constraint_violation,
+    redundancy,
+    robustness_invalidation,
+)
 from recourse_engine.schema import load_schema
 
 SCHEMA = load_schema(
@@ -70,3 +75,10 @@ def test_constraint_violation_counts_fixed_and_direction_breaks():
     cf = np.array([[9.0, 0.7, 0.5], [9.0, 0.2, 0.9], [np.nan] * 3])
     got = constraint_violation(SCHEMA, x, cf)
     assert got[0] == 0.0 and got[1] == 2.0 and math.isnan(got[2])
+
+
+def test_changed_items_counts_changed_codes_per_factual_and_nan_without_recourse():
+    x = np.array([[1.0, 2.0, 3.0], [1.0, 2.0, 3.0], [0.0, 0.0, 0.0]])
+    cf = np.array([[1.0, 5.0, 4.0], [1.0, 2.0, 3.0], [np.nan, np.nan, np.nan]])
+    out = changed_items(x, cf)
+    assert out[:2].tolist() == [2.0, 0.0] and np.isnan(out[2])

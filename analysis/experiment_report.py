@@ -1,0 +1,177 @@
+"""The reproduction report of Gao & Lakkaraju (2023), one command per data set:
+`python -m analysis reproduce --dataset NAME --out DIR`.
+
+It runs the experiment three times on the same seeds — under `--preset gao2023` (on the
+paper-style data where there is one: `german_gao2023`, `gmc_gao2023`), under `gao2023`
+with `--replicate-published-defects`, and under the sound default (on the sound data) —
+into DIR/gao2023, DIR/gao2023_defects and DIR/sound, and writes DIR/report.md: the paper's
+Table 6 row beside each setting's Origin levels and paired differences (95% interval,
+verdict), and which of the paper's claims hold under which setting.
+
+The VAE methods' training and latent searches are shortened for time (`--epochs`,
+`--batch`, IBR/CCHVAE at 30 search shells, CRUDS at 10 rounds) under every setting alike;
+report.md says so in its first lines.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from analysis.experiment import run_experiment
+from analysis.experiment_paper import METHODS, TABLE6, paper_change, paper_origin
+from analysis.experiment_settings import ExperimentSettings, merge_params, preset
+from analysis.paired import INDICES, MORE_IS_WORSE
+
+#: the paper-style loader of a data set, where there is one
+PAPER_DATA = {"german": "german_gao2023", "gmc": "gmc_gao2023"}
+SETTINGS = ("gao2023", "gao2023_defects", "sound")
+#: shortened latent searches (the methods' defaults: 100 shells, 20 rounds)
+CAPS = {"ibr": {"max_layers": 30}, "cchvae": {"max_layers": 30}, "cruds": {"max_rounds": 10}}
+SHORT = {"centralization": "centr.", "atkinson": "Atk.", "avg_proximity": "prox."}
+
+
+def setting(name: str) -> ExperimentSettings:
+    if name == "gao2023_defects":
+        return preset("gao2023").with_(replicate_defects=True)
+    return preset(name)
+
+
+def run_setting(
+    dataset: str, name: str, out: Path, *, runs: int, methods: list[str], training: dict
+) -> float:
+    """One setting's experiment into out/name; its wall time in seconds."""
+    st = setting(name)
+    data = PAPER_DATA.get(dataset, dataset) if st.preset == "gao2023" else dataset
+    labels = [m for m in methods if m.split("/", 1)[0] in CAPS]
+    caps = {m: dict(CAPS[m.split("/", 1)[0]]) for m in labels}
+    params = merge_params(st.method_params(data), caps, methods, training)
+    folder = out / name
+    folder.mkdir(parents=True, exist_ok=True)
+    t0 = time.perf_counter()
+    run_experiment(
+        data,
+        methods,
+        runs,
+        folder,
+        progress=False,
+        params=params,
+        training=training,
+        settings=st,
+        record={"reproduction": {"setting": name, "paper_dataset": dataset}},
+    )
+    return time.perf_counter() - t0
+
+
+def _direction(index: str, change: float) -> str:
+    if change == 0:
+        return "no change"
+    up_worse = MORE_IS_WORSE[index]
+    return "worse" if (change > 0) == up_worse else "better"
+
+
+def _cell(row: pd.Series) -> str:
+    mark = {"worse": " **worse**", "better": " better"}.get(str(row["verdict"]), "")
+    return f"{row['diff_mean']:+.4f} [{row['diff_lo']:+.4f}, {row['diff_hi']:+.4f}]{mark}"
+
+
+def claims(dataset: str, results: dict[str, pd.DataFrame], methods: list[str]) -> list[str]:
+    """Per setting: do the balanced methods (IBR, EBR) make every index better, as the paper
+    reports, and does some other method make an index worse?"""
+    lines = []
+    balanced = [m for m in ("ibr", "ebr") if m in methods]
+    others = [m for m in methods if m not in ("ibr", "ebr")]
+    for name, res in results.items():
+        v = res.dropna(subset=["verdict"]).set_index(["method", "metric"])["verdict"]
+        bal = {m: [k for k in INDICES if v.get((m, k)) == "better"] for m in balanced}
+        worse = sorted({m for m in others for k in INDICES if v.get((m, k)) == "worse"})
+        bal_txt = "; ".join(
+            f"{m.upper()} better on {len(ks)}/3" + (f" ({', '.join(ks)})" if ks else "")
+            for m, ks in bal.items()
+        )
+        holds = all(len(ks) == 3 for ks in bal.values()) and bool(bal)
+        lines.append(
+            f"* **{name}**: balanced methods reduce every index — "
+            f"{'holds' if holds else 'does not hold'} ({bal_txt}); some existing method makes "
+            f"an index worse — {'holds (' + ', '.join(worse) + ')' if worse else 'not shown'}."
+        )
+    return lines
+
+
+def report(dataset: str, out: Path, methods: list[str], seconds: dict[str, float]) -> str:
+    results = {n: pd.read_csv(out / n / "results.csv") for n in SETTINGS}
+    meta = json.loads((out / "sound" / "settings.json").read_text())
+    training = meta.get("training") or {}
+    head = [
+        f"### {dataset}: the paper's Table 6 beside this project",
+        "",
+        f"{meta['runs']} run(s) per setting (seeds {meta['seed']}..{meta['seed'] + meta['runs'] - 1}),"
+        f" methods {', '.join(methods)}; VAE methods trained with epochs "
+        f"{training.get('epochs', 'default')}, batch {training.get('batch', 'default')}, IBR/"
+        "CCHVAE 30 search shells, CRUDS 10 rounds (all settings alike). Data: "
+        f"`{PAPER_DATA.get(dataset, dataset)}` under gao2023, `{dataset}` under sound. "
+        "Intervals: " + ", ".join(sorted(set(results["sound"]["interval"].dropna()))) + ".",
+        "Wall time: "
+        + ", ".join(f"{n} {seconds[n]:.0f} s" for n in SETTINGS if n in seconds)
+        + f"; load average at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())}.",
+        "",
+        "Origin (before recourse), centralization / Atkinson / average proximity:",
+        "",
+        "| setting | centr. | Atk. | prox. |",
+        "|---|---|---|---|",
+    ]
+    if dataset in TABLE6:
+        head.append(
+            "| paper Table 6 | "
+            + " | ".join(f"{paper_origin(dataset, k):.4f}" for k in INDICES)
+            + " |"
+        )
+    for n, res in results.items():
+        o = res[res["method"] == "origin"].set_index("metric")["mean"]
+        head.append(f"| {n} | " + " | ".join(f"{o[k]:.4f}" for k in INDICES) + " |")
+    head += [
+        "",
+        "Change after recourse, Δ = after − before (paper: difference of its printed means; "
+        "here: mean paired difference [95% interval], **worse** / better only where the "
+        "interval excludes 0):",
+        "",
+        "| method | setting | Δ centr. | Δ Atk. | Δ prox. |",
+        "|---|---|---|---|---|",
+    ]
+    for m in methods:
+        if dataset in TABLE6 and m in METHODS:
+            cells = [
+                f"{paper_change(dataset, m, k):+.4f} ({_direction(k, paper_change(dataset, m, k))})"
+                for k in INDICES
+            ]
+            head.append(f"| {m} | paper | " + " | ".join(cells) + " |")
+        for n, res in results.items():
+            r = res[res["method"] == m].set_index("metric")
+            cells = [_cell(r.loc[k]) if k in r.index else "–" for k in INDICES]
+            head.append(f"| {m} | {n} | " + " | ".join(cells) + " |")
+    head += ["", "Claims:", "", *claims(dataset, results, methods), ""]
+    return "\n".join(head)
+
+
+def reproduce(
+    dataset: str, out: Path, *, runs: int, methods: list[str], training: dict[str, Any]
+) -> dict[str, float]:
+    seconds: dict[str, float] = {}
+    for name in SETTINGS:
+        seconds[name] = run_setting(
+            dataset, name, out, runs=runs, methods=methods, training=training
+        )
+    (out / "report.md").write_text(report(dataset, out, methods, seconds))
+    total = {
+        **{k: round(v, 1) for k, v in seconds.items()},
+        "total": round(sum(seconds.values()), 1),
+    }
+    (out / "timing.json").write_text(
+        json.dumps({**total, "load": os.getloadavg()}, indent=2) + "\n"
+    )
+    return seconds
