@@ -7,8 +7,7 @@ outcome with its own code. The export records submission, release and return tim
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -31,7 +30,7 @@ DELAY = (
 
 
 def _at(days: float) -> str:
-    return (datetime.now(dt_timezone.utc) + timedelta(days=days)).isoformat()
+    return (datetime.now(UTC) + timedelta(days=days)).isoformat()
 
 
 def _submit(page: Page, url: str, panel_id: str) -> str:
@@ -43,12 +42,14 @@ def _submit(page: Page, url: str, panel_id: str) -> str:
     return page.css("#return-link-own").get_attribute("href")
 
 
-def _evaluate(page: Page, driver: object) -> None:
+def _evaluate(page: Page, browser: object) -> None:
     for n in range(1, 6):
         page.on(f"evaluation-{n}")
         page.choose("acceptance", "5")
         page.css('textarea[name="acceptance_why"]').send_keys("ok")
-        for radio in driver.find_elements("css selector", 'input[name^="impossible_"][value="no"]'):
+        for radio in browser.find_elements(
+            "css selector", 'input[name^="impossible_"][value="no"]'
+        ):
             radio.click()
         page.choose("action", "4")
         page.css('textarea[name="action_why"]').send_keys("ok")

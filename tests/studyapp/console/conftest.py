@@ -78,6 +78,15 @@ def change_data(study: Study, **overrides: Any) -> dict[str, Any]:
         "random_item_order": json.dumps(study.random_item_order),
         "page_timeouts": json.dumps(study.page_timeouts),
         "shared_with": [u.pk for u in study.shared_with.all()],
+        # study kind and delayed release (the admin splits a date-time into two inputs)
+        "kind": study.kind,
+        "release_mode": study.release_mode,
+        "release_at_0": study.release_at.strftime("%Y-%m-%d") if study.release_at else "",
+        "release_at_1": study.release_at.strftime("%H:%M:%S") if study.release_at else "",
+        "release_after_days": "" if study.release_after_days is None else study.release_after_days,
+        "reminder_every_days": str(study.reminder_every_days),
+        "max_reminders": str(study.max_reminders),
+        "return_deadline_days": str(study.return_deadline_days),
     }
     for q in study.schema.get("screening", []):
         codes = q.get("eligible") or q.get("eligible_only") or []

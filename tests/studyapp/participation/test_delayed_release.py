@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
-from datetime import timezone as dt_timezone
+import io
+from datetime import UTC, datetime, timedelta
 
 import pandas as pd
 import pytest
 from django.core import mail
+from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
@@ -118,7 +119,7 @@ def test_a_fixed_date_releases_everyone_submitted_before_it(delayed: Study) -> N
 
 def test_a_release_date_in_the_past_is_refused_and_nothing_changes(delayed: Study) -> None:
     before = Study.objects.values().get(pk=delayed.pk)
-    now = datetime(2030, 5, 1, 12, 0, tzinfo=dt_timezone.utc)
+    now = datetime(2030, 5, 1, 12, 0, tzinfo=UTC)
     past = ReleaseSettings(mode="delayed", release_at=now - timedelta(hours=1))
     with pytest.raises(ReleaseSettingsError, match="release date 2030-05-01 11:00 is in the past"):
         study_set_release(study=delayed, settings=past, now=now)
@@ -132,7 +133,7 @@ def test_a_release_date_in_the_past_is_refused_and_nothing_changes(delayed: Stud
         (
             ReleaseSettings(
                 mode="delayed",
-                release_at=datetime(2099, 1, 1, tzinfo=dt_timezone.utc),
+                release_at=datetime(2099, 1, 1, tzinfo=UTC),
                 release_after_days=3,
             ),
             "release_after_days",
@@ -166,3 +167,25 @@ def test_an_immediate_study_is_untouched(transactional_db: None, eager: None) ->
         "released": [], "reminded": [], "expired": []
     }  # fmt: skip
     assert monitor.study_monitor(study)["release"] is None
+
+
+@pytest.mark.parametrize(
+    ("now", "message"),
+    [("next week", "not an ISO 8601 time"), ("2099-01-01T00:00:00", "has no time zone")],
+)
+def test_release_due_refuses_a_bad_time_and_releases_nothing(
+    delayed: Study, now: str, message: str
+) -> None:
+    walker = _submitted(delayed)
+    with pytest.raises(CommandError, match=message):
+        call_command("release_due", "--now", now)
+    assert walker.participant.released_at is None
+
+
+def test_release_due_runs_the_schedule_as_at_a_given_time(delayed: Study) -> None:
+    walker = _submitted(delayed)
+    out = io.StringIO()
+    due = walker.participant.release_due_at
+    call_command("release_due", "--now", due.isoformat(), stdout=out)
+    assert f"released: 1 ({walker.participant.pk})" in out.getvalue().splitlines()
+    assert walker.participant.released_at == due

@@ -53,7 +53,9 @@ def test_the_survey_asks_profile_and_income_and_nothing_about_recourse(survey: S
 
 
 def test_bot_answers_become_another_studys_pool_after_the_preview(survey: Study) -> None:
-    call_command("simulate_participants", "survey", "--n", "30", "--seed", "5", stdout=io.StringIO())
+    call_command(
+        "simulate_participants", "survey", "--n", "30", "--seed", "5", stdout=io.StringIO()
+    )
     people = list(Participant.objects.filter(study=survey))
     assert len(people) == 30 and {p.state for p in people} == {S.COMPLETED}
     hidden = {p.pk for p in people if p.income_band == "Prefer not to say"}
