@@ -47,7 +47,7 @@ def _generation_of(participant_id: int) -> str:
 def _lock(participant_id: int) -> Participant | None:
     """The participant's row, locked until the transaction ends (None: deleted on request)."""
     return (
-        Participant.objects.select_for_update()
+        Participant.objects.select_for_update(of=("self",))
         .select_related("study")
         .filter(pk=participant_id)
         .first()

@@ -106,7 +106,10 @@ def full_quota(participant: Participant, quotas: Iterable[Quota]) -> Quota | Non
 
 
 def _quotas(study: Study, **filters: Any) -> list[Quota]:
-    return list(Quota.objects.filter(study=study, **filters).select_related("study", "condition"))
+    quotas = list(Quota.objects.filter(study=study, **filters).select_related("condition"))
+    for quota in quotas:
+        quota.study = study  # the caller's study: no second read of its large columns
+    return quotas
 
 
 def screening_quotas(study: Study) -> list[Quota]:

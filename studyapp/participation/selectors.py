@@ -4,21 +4,47 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, QuerySet
+from django.db.models import Count, Exists, OuterRef, QuerySet
 
 from studyapp.models import Evaluation, Participant, Recourse, Study
 
 S = Participant.State
 
+#: Study columns a participant request never needs: the counterfactual pool (hundreds of KB)
+#: and the uploaded decision model. Read lazily where one is needed (the profile's decision).
+STUDY_LARGE = ("pool_csv", "decision_model_blob")
+
+
+def studies_light() -> QuerySet[Study]:
+    """Studies without their large columns, for participant requests."""
+    return Study.objects.defer(*STUDY_LARGE)
+
 
 def study_get_live(*, slug: str) -> Study | None:
-    return Study.objects.filter(slug=slug, state=Study.State.LIVE).first()
+    return studies_light().filter(slug=slug, state=Study.State.LIVE).first()
 
 
 def participant_get(*, code: str) -> Participant | None:
+    """The participant with their study (without its large columns) and their profile, in
+    one query: every participant page reads the study, the plan pages the profile."""
     if not code or len(code) > 40:
         return None
-    return Participant.objects.select_related("study").filter(code=code).first()
+    return (
+        Participant.objects.select_related("study", "profile")
+        .defer(*(f"study__{name}" for name in STUDY_LARGE))
+        .filter(code=code)
+        .first()
+    )
+
+
+def participant_plans(*, participant: Participant) -> list[Recourse]:
+    """The participant's plans in order, each with `done` (evaluated or not), in one query:
+    the plan page needs the current one and how many there are."""
+    return list(
+        Recourse.objects.filter(participant_id=participant.pk)
+        .annotate(done=Exists(Evaluation.objects.filter(recourse_id=OuterRef("pk"))))
+        .order_by("position")
+    )
 
 
 def participant_current_recourse(*, participant: Participant) -> Recourse | None:

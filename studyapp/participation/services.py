@@ -19,7 +19,7 @@ from django.utils.translation import gettext as _
 
 from recourse_engine import rejects_factual
 from studyapp.generation import engine
-from studyapp.models import Evaluation, PageVisit, Participant, Profile, Recourse, Study
+from studyapp.models import Evaluation, PageVisit, Participant, Profile, Study
 from studyapp.participation import (
     assignment,
     attention,
@@ -27,6 +27,7 @@ from studyapp.participation import (
     questionnaire,
     recruitment,
     screening,
+    selectors,
 )
 
 S = Participant.State
@@ -71,7 +72,7 @@ def participant_start(
     unique (study, recruitment_id) resumes the row that won.
     """
     with transaction.atomic():
-        locked = Study.objects.select_for_update().get(pk=study.pk)
+        locked = Study.objects.select_for_update().defer(*selectors.STUDY_LARGE).get(pk=study.pk)
         open_states = (Study.State.LIVE, Study.State.DRAFT) if is_test else (Study.State.LIVE,)
         if locked.state not in open_states:
             raise FlowError(_("This study is not open at the moment."))
@@ -108,9 +109,18 @@ def participant_start(
     return p
 
 
+def _lock(participant: Participant) -> Participant:
+    """Re-read the participant under a lock on their row alone (never the shared study row,
+    which every participant's submit would then queue for); the study already read for
+    this request is reused, without its large columns."""
+    p = Participant.objects.select_for_update().get(pk=participant.pk)
+    p.study = participant.study
+    return p
+
+
 def _locked(participant: Participant, expected: str, page: str) -> Participant:
     """Re-read the participant under a row lock and check it is still on `expected`."""
-    p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+    p = _lock(participant)
     if p.state != expected:
         raise StaleSubmission(
             _(
@@ -122,12 +132,15 @@ def _locked(participant: Participant, expected: str, page: str) -> Participant:
     return p
 
 
-def _close_visit(p: Participant, page: str, *, timed_out: bool = False) -> PageVisit | None:
+def _close_visit(
+    p: Participant, page: str, *, timed_out: bool = False, fetch: bool = False
+) -> PageVisit | None:
+    """Record leaving a page; `fetch`: also return the visit (its time on the page)."""
     now = timezone.now()
     PageVisit.objects.filter(participant=p, page=page, exited_at__isnull=True).update(
         exited_at=now, timeout_happened=timed_out
     )
-    return PageVisit.objects.filter(participant=p, page=page).first()
+    return PageVisit.objects.filter(participant=p, page=page).first() if fetch else None
 
 
 def page_visit_enter(*, participant: Participant, page: str) -> None:
@@ -155,7 +168,7 @@ def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) ->
     with transaction.atomic():
         quotas = assignment.screening_quotas(participant.study)
         if quotas:
-            Study.objects.select_for_update().filter(pk=participant.study_id).first()
+            Study.objects.select_for_update().filter(pk=participant.study_id).only("pk").first()
         p = _locked(participant, S.SCREENING, "screening")
         p.screening = dict(answers)
         for key, value in screening.group_attributes(qs, answers).items():
@@ -270,6 +283,13 @@ def _attention_answers(
     return checks, out
 
 
+def _decision_model(study: Study) -> Any:
+    """The study's decision model; the stored model file (a deferred column) is read only
+    for an uploaded model, never for a built-in one."""
+    blob = study.decision_model_blob if study.decision_model == "uploaded" else None
+    return engine.model_of(study.decision_model, blob=blob, schema=engine.schema_of(study.schema))
+
+
 def profile_submit(
     *,
     participant: Participant,
@@ -295,7 +315,7 @@ def profile_submit(
     checks, answers = _attention_answers(participant.study, "profile", attention_answers)
     with transaction.atomic():
         p = _locked(participant, S.PROFILE, "profile")
-        model = engine.study_model(p.study)
+        model = _decision_model(p.study)
         rejected = rejects_factual(model, codes, p.income_jpy)
         Profile.objects.create(
             participant=p,
@@ -352,13 +372,14 @@ def evaluation_submit(
                 _("%(name)s must be a whole number from 1 to 7.") % {"name": name}
             )
     with transaction.atomic():
-        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
-        recourse = Recourse.objects.filter(pk=recourse_id, participant_id=p.pk).first()
+        p = _lock(participant)
+        plans = selectors.participant_plans(participant=p)  # each with `done`, in one query
+        recourse = next((r for r in plans if str(r.pk) == str(recourse_id)), None)
         if recourse is None:
             raise RejectedSubmission(
                 _("This answer does not belong to any of your plans; nothing was stored.")
             )
-        if Evaluation.objects.filter(recourse=recourse).exists():
+        if recourse.done:
             raise StaleSubmission(
                 _(
                     "Your answers to plan %(position)s were already saved and are kept. "
@@ -368,11 +389,7 @@ def evaluation_submit(
             )
         if p.state != S.EVALUATING:
             raise StaleSubmission(_("This study is already finished; your answers are kept."))
-        current = (
-            Recourse.objects.filter(participant_id=p.pk, evaluation__isnull=True)
-            .order_by("position")
-            .first()
-        )
+        current = next((r for r in plans if not r.done), None)
         if current is None or current.pk != recourse.pk:
             raise RejectedSubmission(
                 _("Plans are answered in order; this one is not next. Nothing was stored.")
@@ -397,7 +414,7 @@ def evaluation_submit(
         item_checks = [c for c in questionnaire.attention_of(items) if c["key"] in extra]
         checks = [*checks, *item_checks]
         attention_given.update({c["key"]: extra[c["key"]] for c in item_checks})
-        visit = _close_visit(p, page)
+        visit = _close_visit(p, page, fetch=True)
         seconds = (visit.exited_at - visit.entered_at).total_seconds() if visit else 0.0
         evaluation = Evaluation.objects.create(
             recourse=recourse,
@@ -414,7 +431,7 @@ def evaluation_submit(
         ends = attention.record(p, checks, attention_given)
         if ends:
             _end(p, S.FAILED_ATTENTION)
-        elif not Recourse.objects.filter(participant_id=p.pk, evaluation__isnull=True).exists():
+        elif all(r.done or r.pk == recourse.pk for r in plans):
             then = flow.after(p.study, S.EVALUATING)
             if then == S.COMPLETED:
                 _end(p, S.COMPLETED)

@@ -61,7 +61,7 @@ def _time_out(participant_id: int) -> None:
 
     with transaction.atomic():
         p = (
-            Participant.objects.select_for_update()
+            Participant.objects.select_for_update(of=("self",))
             .select_related("study")
             .filter(pk=participant_id)
             .first()

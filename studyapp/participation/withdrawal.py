@@ -62,7 +62,11 @@ def participant_withdraw(*, participant: Participant, page: str = "") -> Withdra
     resumes the withdrawn row instead of starting the study anew.
     """
     with transaction.atomic():
-        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        p = (
+            Participant.objects.select_for_update(of=("self",))
+            .select_related("study")
+            .get(pk=participant.pk)
+        )
         if p.state == S.WITHDRAWN:
             previous = Withdrawal.objects.filter(
                 study=p.study, participant_number=p.pk, by=Withdrawal.By.PARTICIPANT
@@ -86,7 +90,11 @@ def participant_decline(*, participant: Participant) -> Participant:
     with its code; everything they entered (screening answers included), their panel id and
     their page visits are deleted. Idempotent for a repeated click."""
     with transaction.atomic():
-        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        p = (
+            Participant.objects.select_for_update(of=("self",))
+            .select_related("study")
+            .get(pk=participant.pk)
+        )
         if p.state == S.DECLINED:
             return p
         if p.state != S.CONSENT:
@@ -107,7 +115,11 @@ def participant_delete(*, participant: Participant, by_user: Any) -> Withdrawal:
     """A researcher deletes a participant on request: the row and all of it goes; the log
     (by=researcher, by_user, the page they were on) stays."""
     with transaction.atomic():
-        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        p = (
+            Participant.objects.select_for_update(of=("self",))
+            .select_related("study")
+            .get(pk=participant.pk)
+        )
         page = "" if p.state == S.WITHDRAWN else selectors.participant_page_key(participant=p)
         log = Withdrawal.objects.create(
             study=p.study,

@@ -1,0 +1,92 @@
+"""Database queries per participant page: a bound for each page type, counted by hand from
+the code (each comment lists them), and no participant request reads the study's pool or
+uploaded model. A change that adds a query to a page, or reads the pool again, fails here.
+
+The counts are for the test database (SQLite): a transaction shows as its own BEGIN and
+COMMIT statements; on PostgreSQL those two are not statements and the counts are lower.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+from django.db import connection
+from django.test import Client
+from django.test.utils import CaptureQueriesContext
+
+from studyapp.generation.services import recourses_generate
+from studyapp.models import Participant, Study
+from studyapp.participation.selectors import STUDY_LARGE
+from tests.studyapp.conftest import ELIGIBLE, PROFILE, Walker, start
+
+#: participant_get: the participant with their study (large columns deferred) and profile
+GET = 1
+#: a first view records the visit: UPDATE views (no row), then BEGIN, INSERT, COMMIT
+FIRST_VIEW = 4
+#: a reload: UPDATE views (one row)
+RELOAD = 1
+#: a submit: BEGIN, the participant's row locked and re-read, UPDATE participant, UPDATE
+#: the page's visit (left), COMMIT
+STEP = 5
+
+
+def _requests(run: Callable[[], Any]) -> tuple[Any, list[str]]:
+    with CaptureQueriesContext(connection) as ctx:
+        response = run()
+    return response, [q["sql"] for q in ctx.captured_queries]
+
+
+def _check(run: Callable[[], Any], most: int, what: str) -> Any:
+    response, sql = _requests(run)
+    assert response.status_code in (200, 302), (what, response.status_code)
+    large = [s for s in sql if any(col in s for col in STUDY_LARGE)]
+    assert not large, f"{what} reads a large study column: {large[0][:200]}"
+    assert len(sql) <= most, f"{what}: {len(sql)} queries, at most {most}:\n" + "\n".join(sql)
+    return response
+
+
+def test_queries_per_page_type(study: Study) -> None:
+    client = Client()
+    # welcome: the live study by its slug (large columns deferred)
+    _check(lambda: client.get(f"/s/{study.slug}/"), 1, "welcome")
+    w = start(client, study)
+    url = w.url
+    # the screening also looks up the study's screening quotas
+    for page, data, extra in (("consent", {"agree": "on"}, 0), ("screening", ELIGIBLE, 1)):
+        _check(lambda: client.get(url), GET + FIRST_VIEW, f"{page} page")
+        _check(lambda: client.get(url), GET + RELOAD, f"{page} page reloaded")
+        post = {"page": page, **data}
+        _check(lambda d=post: client.post(url, d), GET + STEP + extra, page)
+    _check(lambda: client.get(url), GET + FIRST_VIEW, "scenario page")
+    _check(lambda: client.post(url, {"page": "scenario"}), GET + STEP, "scenario")
+    _check(lambda: client.get(url), GET + FIRST_VIEW, "profile page")
+    # + INSERT profile (the built-in decision model needs no stored file)
+    _check(lambda: client.post(url, {"page": "profile", **PROFILE}), GET + STEP + 1, "profile")
+    # the waiting page's status poll: the participant only
+    _check(lambda: client.get(url + "status"), GET, "status")
+    who = Participant.objects.get(code=url.rstrip("/").rsplit("/", 1)[-1])
+    assert recourses_generate(participant_id=who.pk, may_wait=False)  # the worker's part
+    walker = Walker(client, url)
+    n_plans = who.recourses.count()
+    assert n_plans > 1
+    for i in range(n_plans):
+        # + the plans with their evaluated flag, in one query
+        _check(lambda: client.get(url), GET + 1 + FIRST_VIEW, f"plan {i + 1} page")
+        data = walker.evaluation_data()
+        # + the page's plans; the submit: BEGIN, lock, the plans again under the lock, UPDATE
+        # visit, SELECT visit (time on page), INSERT evaluation, UPDATE participant, COMMIT
+        _check(lambda d=data: client.post(url, d), GET + 1 + 8, f"plan {i + 1}")
+    # an end page: the participant only
+    response = _check(lambda: client.get(url), GET, "completion page")
+    assert b"completion-code" in response.content
+
+
+@pytest.mark.parametrize("limit", [GET + FIRST_VIEW - 1])
+def test_the_bound_is_tight_enough_to_fail(study: Study, limit: int) -> None:
+    """One query fewer than the bound fails: the bounds are not loose."""
+    client = Client()
+    w = start(client, study)
+    with pytest.raises(AssertionError, match="queries, at most"):
+        _check(lambda: client.get(w.url), limit, "consent page")
