@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from studyapp.api import data_serializers as ds
 from studyapp.api.filters import EvaluationFilter, ParticipantFilter
-from studyapp.api.params import SLUG, WITH_PANEL_IDS, WITH_TEST, WITH_TEXT, Pages, flag
+from studyapp.api.params import SLUG, WITH_PANEL_IDS, WITH_R, WITH_TEST, WITH_TEXT, Pages, flag
 from studyapp.api.permissions import RESEARCHER, perms, require_owner, visible_study
 from studyapp.api.schema import ApiSchema
 from studyapp.models import Evaluation, Participant, Study
@@ -152,7 +152,7 @@ class ExportView(StudyScoped, APIView):
 
     @extend_schema(
         summary="The study's export as a streamed ZIP (CSV, Parquet, codebook)",
-        parameters=[SLUG, WITH_PANEL_IDS, WITH_TEXT, WITH_TEST],
+        parameters=[SLUG, WITH_PANEL_IDS, WITH_TEXT, WITH_TEST, WITH_R],
         responses={
             (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY, description="ZIP"),
         },
@@ -163,8 +163,11 @@ class ExportView(StudyScoped, APIView):
         study = self.study
         panel = _panel_ids(request, study)
         text, test = flag(request, "with_text"), flag(request, "with_test")
+        with_r = flag(request, "with_r")
         response = StreamingHttpResponse(
-            export_zip_stream(study, with_panel_ids=panel, with_text=text, with_test=test),
+            export_zip_stream(
+                study, with_panel_ids=panel, with_text=text, with_test=test, with_r=with_r
+            ),
             content_type="application/zip",
         )
         response["Content-Disposition"] = f'attachment; filename="{study.slug}-export.zip"'

@@ -43,6 +43,10 @@ WITH_TEXT = flag_parameter("with_text", "Include the free-text reasons.")
 WITH_TEST = flag_parameter(
     "with_test", "Include test participants (previews and bots; left out by default)."
 )
+WITH_R = flag_parameter(
+    "with_r",
+    "Include the R hand-off: labelled evaluations/participants .rds and .sav, and analysis.R.",
+)
 
 
 class Pages(PageNumberPagination):

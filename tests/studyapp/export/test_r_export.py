@@ -163,3 +163,17 @@ def test_console_download_takes_the_r_option(study: Any) -> None:
     plain = zipfile.ZipFile(io.BytesIO(b"".join(client.get(url).streaming_content)))
     assert not any(n.endswith(".rds") for n in plain.namelist())
     assert client.get(url + "?r=maybe").status_code == 404
+
+
+def test_api_export_takes_with_r(study: Any) -> None:
+    from tests.studyapp.console.conftest import client_for, researcher
+
+    populate(study, 3, seed=11)
+    client = client_for(researcher("api-analyst", superuser=True))
+    url = f"/api/studies/{study.slug}/export/"
+    r = client.get(url + "?with_r=1")
+    assert r.status_code == 200
+    names = zipfile.ZipFile(io.BytesIO(b"".join(r.streaming_content))).namelist()
+    assert set(R_FILES) <= set(names)
+    bad = client.get(url + "?with_r=perhaps")
+    assert bad.status_code == 400 and "with_r" in bad.json()
