@@ -65,6 +65,7 @@ class SchemaView(SpectacularAPIView):
 
 
 class DocsView(SpectacularSwaggerView):
-    """Swagger UI over the schema; its JS and CSS come from the jsDelivr CDN."""
+    """Swagger UI over the schema; its JS and CSS are served from our static files (the
+    drf-spectacular sidecar), so the page works offline."""
 
     permission_classes = [IsAuthenticated, IsResearcher]
