@@ -28,7 +28,6 @@ def codes_add(*, study: Study, rows: Iterable[Mapping[str, Any]], by: Any) -> li
     """Add codes (`code`, `definition`, `example`) to the study's codebook: all or none."""
     existing = list(Code.objects.filter(study=study))
     new = [dict(r) for r in rows]
-    old = [{"code": c.name, "definition": c.definition, "example": c.example} for c in existing]
     try:
         Codebook.of(new)  # the rows among themselves
     except CodebookError as exc:
@@ -40,7 +39,6 @@ def codes_add(*, study: Study, rows: Iterable[Mapping[str, Any]], by: Any) -> li
                 f"codebook not changed: the code {str(row['code']).strip()!r} is already in "
                 "this study's codebook (code names must be unique)"
             )
-    Codebook.of(old + new)
     start = max((c.position for c in existing), default=0) + 1
     try:
         with transaction.atomic():

@@ -147,7 +147,7 @@ def answers(request: HttpRequest, slug: str) -> HttpResponse:
         rows = browse.rows(study, request.user, data)
     page = Paginator(rows, PER_PAGE).get_page(request.GET.get("page"))
     query = request.GET.copy()
-    query.pop("page", None)
+    query.pop("page", None)  # the pager's links add their own
     return render(
         request, study, "coding/answers.html", f"Answers: {study.slug}",
         {
@@ -156,6 +156,7 @@ def answers(request: HttpRequest, slug: str) -> HttpResponse:
             "n_rows": len(rows),
             "codes": Code.objects.filter(study=study),
             "query": query.urlencode(),
+            "here": request.GET.urlencode(),  # where a saved coding returns to
             "can_code": browse.can_code(request.user, study),
         },
         error=error, status=status,

@@ -66,3 +66,17 @@ def test_filters_and_the_recourse_beside_each_answer(
     label = next(it["label"] for it in schema["profile_items"] if it["key"] == first)
     assert f"{label}:" in row and "(impossible)" in row  # evs[0] has an impossible item
     assert c.get(url, {"strategy": "nonsense"}).status_code == 400
+
+
+def test_a_saved_coding_returns_to_the_same_filtered_page(
+    coded_study: Study, people: dict[str, Any]
+) -> None:
+    c = client_of(people["a"])
+    url = f"/console/studies/{coded_study.slug}/coding/answers/"
+    ev = evaluations(coded_study)[0]
+    r = c.post(url, {"evaluation": ev.pk, "field": "acceptance_why", "codes": ["cost"],
+                     "query": "field=acceptance_why&page=2"})  # fmt: skip
+    assert r.status_code == 302 and r["Location"] == url + "?field=acceptance_why&page=2"
+    r = c.post(url, {"evaluation": evaluations(coded_study)[1].pk, "field": "acceptance_why",
+                     "query": "//evil.example/x?a=1"})  # fmt: skip
+    assert r["Location"].startswith(url + "?")  # never another address
