@@ -83,6 +83,7 @@ def study_setup_view(model_admin: Any, request: HttpRequest) -> HttpResponse:
                     pool_size=data["pool_size"],
                     settings=data["settings"],
                 )
+                study = form.apply_kind(study)
             except pool.PoolRejected as exc:
                 preview = exc.preview
                 form.add_error("pool_file", "the pool file has problems (listed below)")

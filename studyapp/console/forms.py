@@ -103,12 +103,25 @@ class StudySetupForm(forms.Form):
         min_value=10, max_value=200_000, initial=3683, help_text="Size of the synthetic pool."
     )
     seed = forms.IntegerField(min_value=0, initial=0, help_text="Base seed of recourse picks.")
+    pool_collection = forms.BooleanField(
+        required=False,
+        label="Pool-collection survey",
+        help_text="Participants answer the schema's profile items, age, gender and the survey's "
+        "21-answer income item (with 'prefer not to say'), nothing about recourse; the "
+        "completed answers can become another study's pool.",
+    )
 
     def clean_slug(self) -> str:
         try:
             return services.slug_check(self.cleaned_data["slug"])
         except StudyError as exc:
             raise ValidationError(str(exc)) from None
+
+    def apply_kind(self, study: Study) -> Study:
+        """After the study is created: make it a pool-collection survey when asked."""
+        if self.cleaned_data.get("pool_collection"):
+            return pool_collection.study_make_pool_collection(study=study)
+        return study
 
     def _schema(self, data: dict[str, Any]) -> dict[str, Any] | None:
         if data.get("schema_source") != "upload":
@@ -134,6 +147,8 @@ class StudySetupForm(forms.Form):
         data = super().clean()
         schema = self._schema(data)
         data["schema"] = schema if data.get("schema_source") == "upload" else None
+        if data.get("pool_collection") and schema is not None:
+            schema = data["schema"] = pool_collection.collection_schema(schema)
         data["settings"] = {k: data[k] for k in ("language", "seed") if data.get(k) is not None}
         if data.get("design"):
             data["settings"]["design"] = data["design"]

@@ -101,3 +101,17 @@ def test_pool_from_a_collection_study_preview_then_confirm(
     assert r.status_code == 302
     draft.refresh_from_db()
     assert draft.pool_rows == 12 - hidden and draft.pool_csv.count("survey-") == 12 - hidden
+
+
+def test_setup_makes_a_pool_collection_survey(owner: Any, owner_client: Client) -> None:
+    r = owner_client.post(
+        "/admin/studyapp/study/add/",
+        {"slug": "survey", "title": "Survey", "language": "ja", "schema_source": "builtin",
+         "pool_size": "10", "seed": "0", "pool_collection": "on"},
+    )  # fmt: skip
+    study = Study.objects.get(slug="survey")
+    assert r.status_code == 302 and study.kind == "pool_collection" and study.owner == owner
+    income = next(q for q in study.schema["screening"] if q["key"] == "income")
+    assert len(income["options"]) == 21 and income["undisclosed"] == 21
+    ja = study.schema["translations"]["ja"]["screening"]["income"]["options"]
+    assert len(ja) == 21 and ja[-1] == "回答しない"
