@@ -87,7 +87,8 @@ def _gamm(formula: str, data: Path) -> dict[str, Any]:
 
 
 def test_gamm_takes_a_code_column_of_the_export(resolved_study: Study, tmp_path: Path) -> None:
-    export_study(study=resolved_study, out=tmp_path)
+    written = export_study(study=resolved_study, out=tmp_path, with_r=True)
+    assert "evaluations.rds" in {p.name for p in written}  # the R hand-off takes them too
     data = tmp_path / "evaluations.csv"
     ev = pd.read_csv(data)
     assert ev["code_cost"].notna().all() and set(ev["code_cost"]) == {0, 1}
