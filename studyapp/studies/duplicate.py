@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from studyapp.models import OUTCOMES, Condition, Quota, Study, default_outcome_codes
 from studyapp.studies.services import slug_check
@@ -37,7 +38,18 @@ COPIED = (
     "panel_param", "assignment_timeout_minutes", "attention_checks", "attention_max_failures",
     "attention_rule", "page_order", "questions", "random_item_order", "assignment",
     "waiting_timeout_s", "page_timeouts",
+    "kind", "release_mode", "release_after_days", "reminder_every_days", "max_reminders",
+    "return_deadline_days",
 )  # fmt: skip
+
+
+def _release_at(study: Study) -> dict[str, Any]:
+    """A fixed release date still ahead is copied; one that has passed is not (it would
+    release the copy's participants at once): the copy shows plans at once until a researcher
+    sets a new date."""
+    if study.release_at is None or study.release_at > timezone.now():
+        return {"release_at": study.release_at}
+    return {"release_at": None, "release_mode": "immediate"}
 
 
 def study_duplicate(*, study: Study, slug: str, owner: Any) -> Study:
@@ -50,7 +62,7 @@ def study_duplicate(*, study: Study, slug: str, owner: Any) -> Study:
             state=Study.State.DRAFT,
             owner=owner if getattr(owner, "pk", None) else None,
             outcome_codes=_fresh_codes(study.outcome_codes),
-            **{name: getattr(study, name) for name in COPIED},
+            **{**{name: getattr(study, name) for name in COPIED}, **_release_at(study)},
         )
         by_old: dict[int, Condition] = {}
         for cond in study.conditions.all():

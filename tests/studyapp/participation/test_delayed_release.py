@@ -15,7 +15,7 @@ from django.utils import timezone
 from studyapp.export import tables
 from studyapp.models import Participant, Study
 from studyapp.participation import release
-from studyapp.studies import monitor
+from studyapp.studies import duplicate, monitor
 from studyapp.studies.release_settings import (
     ReleaseSettings,
     ReleaseSettingsError,
@@ -189,3 +189,17 @@ def test_release_due_runs_the_schedule_as_at_a_given_time(delayed: Study) -> Non
     call_command("release_due", "--now", due.isoformat(), stdout=out)
     assert f"released: 1 ({walker.participant.pk})" in out.getvalue().splitlines()
     assert walker.participant.released_at == due
+
+
+def test_a_copy_keeps_the_schedule_but_not_a_passed_date(delayed: Study) -> None:
+    copy = duplicate.study_duplicate(study=delayed, slug="copy", owner=None)
+    assert (copy.release_mode, copy.release_after_days, copy.return_deadline_days) == (
+        "delayed", 14, 7
+    )  # fmt: skip
+    Study.objects.filter(pk=delayed.pk).update(
+        release_after_days=None, release_at=timezone.now() - timedelta(days=1)
+    )
+    delayed.refresh_from_db()
+    late = duplicate.study_duplicate(study=delayed, slug="late", owner=None)
+    assert (late.release_mode, late.release_at) == ("immediate", None)
+    assert "expired" in late.outcome_codes
