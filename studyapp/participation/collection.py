@@ -51,7 +51,7 @@ def collected_profile_submit(
     with transaction.atomic():
         p = _locked(participant, S.PROFILE, "profile")
         Profile.objects.create(
-            participant=p, values={k: values[k] for k in schema.keys}, decision="collected"
+            participant=p, values={k: values[k] for k in schema.keys}, decision=""
         )
         _close_visit(p, "profile")
         then = flow.after(p.study, S.PROFILE)

@@ -11,6 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
+from studyapp.export import tables
 from studyapp.models import Participant, Study
 from studyapp.studies import carloan, pool_collection, services
 from tests.studyapp.conftest import ELIGIBLE, PROFILE, make_study, start
@@ -50,6 +51,11 @@ def test_the_survey_asks_profile_and_income_and_nothing_about_recourse(survey: S
     assert p.income_band == "Prefer not to say" and p.income_jpy is None
     assert p.completion_code == survey.outcome_codes["completed"]["code"]
     assert p.completion_code in walker.get().content.decode()
+    row = tables.participants_frame(survey).iloc[0]
+    assert (row["outcome"], row["decision"], row["income_band"]) == (
+        "completed", "", "Prefer not to say"
+    )  # fmt: skip
+    assert pd.isna(row["income"]) and row["n_evaluations"] == 0
 
 
 def test_bot_answers_become_another_studys_pool_after_the_preview(survey: Study) -> None:
