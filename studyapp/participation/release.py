@@ -138,6 +138,10 @@ def contact_set(*, participant: Participant, email: str, link: str) -> Participa
         raise ReleaseError(_("That is not an e-mail address; nothing was stored.")) from None
     if not is_held(participant) and not awaits_return(participant):
         raise ReleaseError(_("There is nothing to send to this address at the moment."))
+    if participant.contact_email:  # one address, one mail: the page cannot relay spam
+        raise ReleaseError(
+            _("We already sent your link to %(email)s.") % {"email": participant.contact_email}
+        )
     Participant.objects.filter(pk=participant.pk).update(contact_email=email)
     participant.contact_email = email
     _mail(participant, "link", link)
@@ -204,8 +208,7 @@ def release_due(now: datetime) -> list[int]:
             p.released_at = now
             p.return_deadline_at = now + timedelta(days=int(p.study.return_deadline_days))
             p.save(update_fields=["released_at", "return_deadline_at", "updated_at"])
-        if p.state == S.EVALUATING:
-            _mail(p, "released", link_of(p))
+        _mail(p, "released", link_of(p))
         released.append(pk)
     return released
 
@@ -249,11 +252,22 @@ def expire_due(now: datetime) -> list[int]:
     return expired
 
 
+def forget_addresses() -> list[int]:
+    """Addresses are kept only while there is something to send: a finished participant's
+    is deleted."""
+    done = _delayed_participants().exclude(contact_email="").exclude(state__in=SECOND_SESSION)
+    done = done.exclude(state=S.WAITING).exclude(state=S.NO_RECOURSE, released_at__isnull=True)
+    ids = list(done.values_list("pk", flat=True))
+    Participant.objects.filter(pk__in=ids).update(contact_email="")
+    return ids
+
+
 def tick(*, now: datetime) -> dict[str, list[int]]:
-    """One run of the schedule: release, remind, expire (Celery beat calls it every few
-    minutes; tests call it with their own clock)."""
+    """One run of the schedule: release, remind, expire, forget the addresses of those who
+    finished (Celery beat calls it every few minutes; tests call it with their own clock)."""
     return {
         "released": release_due(now),
         "reminded": remind_due(now),
         "expired": expire_due(now),
+        "forgotten": forget_addresses(),
     }

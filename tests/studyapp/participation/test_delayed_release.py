@@ -52,6 +52,10 @@ def test_submit_release_return_complete(delayed: Study) -> None:
     r = walker.post({"page": "under_review", "email": "p@example.org"})
     assert r.status_code == 302 and len(mail.outbox) == 1
     assert walker.url in mail.outbox[0].body and mail.outbox[0].to == ["p@example.org"]
+    # one address, one mail: a second one is refused and nothing is sent
+    r = walker.post({"page": "under_review", "email": "other@example.org"}, follow=True)
+    assert "We already sent your link to p@example.org" in r.content.decode()
+    assert walker.participant.contact_email == "p@example.org" and len(mail.outbox) == 1
 
     # a day early: nothing happens; on time: released, with a notice
     assert release.tick(now=p.release_due_at - timedelta(days=1))["released"] == []
@@ -79,7 +83,10 @@ def test_submit_release_return_complete(delayed: Study) -> None:
         walker.get()
         assert walker.post(walker.evaluation_data()).status_code == 302
     p = walker.participant
-    assert p.state == S.COMPLETED
+    assert p.state == S.COMPLETED and p.contact_email == "p@example.org"
+    assert release.tick(now=due + timedelta(days=5))["forgotten"] == [p.pk]
+    p = walker.participant
+    assert p.contact_email == "" and len(mail.outbox) == 3  # no reminder once back
     assert p.completion_code == delayed.outcome_codes["completed"]["code"]
     row = tables.participants_frame(delayed).iloc[0]
     assert pd.Timestamp(row["released_at"]) == pd.Timestamp(due)
@@ -164,7 +171,7 @@ def test_an_immediate_study_is_untouched(transactional_db: None, eager: None) ->
     assert walker.page() == "evaluation-1"
     assert walker.participant.release_due_at is None
     assert release.tick(now=timezone.now() + timedelta(days=400)) == {
-        "released": [], "reminded": [], "expired": []
+        "released": [], "reminded": [], "expired": [], "forgotten": []
     }  # fmt: skip
     assert monitor.study_monitor(study)["release"] is None
 
