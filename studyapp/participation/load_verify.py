@@ -33,7 +33,8 @@ class Verification:
 
     def summary(self) -> str:
         head = (
-            f"{self.complete}/{self.participants} participants complete, "
+            f"{self.complete}/{self.participants} participants completed (the others: the end "
+            f"page they saw, as stored), "
             f"{self.evaluations_matching}/{self.evaluations_sent} ratings stored as sent"
         )
         if self.ok:

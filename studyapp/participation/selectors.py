@@ -29,12 +29,14 @@ def participant_get(*, code: str) -> Participant | None:
     one query: every participant page reads the study, the plan pages the profile."""
     if not code or len(code) > 40:
         return None
-    return (
-        Participant.objects.select_related("study", "profile")
-        .defer(*(f"study__{name}" for name in STUDY_LARGE))
-        .filter(code=code)
-        .first()
-    )
+    try:  # get(), not first(): the code is unique, and no ORDER BY to build
+        return (
+            Participant.objects.select_related("study", "profile")
+            .defer(*(f"study__{name}" for name in STUDY_LARGE))
+            .get(code=code)
+        )
+    except Participant.DoesNotExist:
+        return None
 
 
 def participant_plans(*, participant: Participant) -> list[Recourse]:

@@ -35,6 +35,9 @@ def test_services_and_healthchecks(compose: dict[str, Any]) -> None:
     assert services["db"]["image"].startswith("postgres:")
     assert services["redis"]["image"].startswith("redis:")
     assert "gunicorn studyapp.config.wsgi" in _cmd(services["web"])
+    # processes and threads sized for the host, not a fixed count
+    assert "-c python:studyapp.config.gunicorn" in _cmd(services["web"])
+    assert "--workers" not in _cmd(services["web"])
     assert re.search(r"celery -A studyapp worker", _cmd(services["worker"]))
 
 

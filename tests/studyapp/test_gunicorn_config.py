@@ -1,0 +1,52 @@
+"""The host-sized gunicorn settings: one process per core plus one, threads in each, and the
+overriding variables checked with a message naming the problem."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+READ = (
+    "import os, studyapp.config.gunicorn as g; "
+    "print(g.workers, g.threads, g.worker_class, len(os.sched_getaffinity(0)))"
+)
+
+
+def _read(**env: str) -> subprocess.CompletedProcess:
+    clean = {
+        k: v for k, v in os.environ.items() if k not in ("WEB_CONCURRENCY", "GUNICORN_THREADS")
+    }
+    return subprocess.run(
+        [sys.executable, "-c", READ], env={**clean, **env}, cwd=ROOT, capture_output=True,
+        text=True, timeout=60,
+    )  # fmt: skip
+
+
+def test_defaults_follow_the_cores_this_process_may_use() -> None:
+    r = _read()
+    workers, threads, kind, cores = r.stdout.split()
+    assert int(workers) == int(cores) + 1
+    assert int(threads) == 4 and kind == "gthread"
+
+
+def test_variables_override_and_one_thread_means_sync_workers() -> None:
+    workers, threads, kind, _ = _read(WEB_CONCURRENCY="5", GUNICORN_THREADS="1").stdout.split()
+    assert (workers, threads, kind) == ("5", "1", "sync")
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "message"),
+    [
+        ("WEB_CONCURRENCY", "many", "WEB_CONCURRENCY must be a whole number, got 'many'"),
+        ("WEB_CONCURRENCY", "0", "WEB_CONCURRENCY must be 1..64, got 0"),
+        ("GUNICORN_THREADS", "65", "GUNICORN_THREADS must be 1..64, got 65"),
+    ],
+)
+def test_bad_values_are_refused_with_the_reason(name: str, value: str, message: str) -> None:
+    r = _read(**{name: value})
+    assert r.returncode != 0 and message in r.stderr
