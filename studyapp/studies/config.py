@@ -45,6 +45,7 @@ from studyapp.studies.questions import QUESTION_PAGES, Question, unique_keys
 TEXT_KEYS = (
     "welcome", "consent", "scenario", "profile_intro", "rejection", "waiting", "plan_intro",
     "no_recourse", "completion", "screenout", "quota_full", "failed_attention", "withdrawn",
+    "under_review", "released", "expired",
 )  # fmt: skip
 LANGUAGES = tuple(code for code, _ in STUDY_LANGUAGES)
 DECISION_MODELS = ("income_rule", "uploaded")
@@ -142,6 +143,9 @@ class PageTexts(_Strict):
     quota_full: LongText = Field("", description="Quota full.")
     failed_attention: LongText = Field("", description="Failed attention checks.")
     withdrawn: LongText = Field("", description="After withdrawing.")
+    under_review: LongText = Field("", description="Delayed release: after the profile.")
+    released: LongText = Field("", description="Delayed release: the report on return.")
+    expired: LongText = Field("", description="Delayed release: back after the deadline.")
 
 
 class Texts(_Strict):

@@ -15,7 +15,7 @@ from django.utils import timezone
 from studyapp.export import tables
 from studyapp.models import Participant, Study
 from studyapp.participation import release
-from studyapp.studies import duplicate, monitor
+from studyapp.studies import duplicate, monitor, updates
 from studyapp.studies.release_settings import (
     ReleaseSettings,
     ReleaseSettingsError,
@@ -210,3 +210,17 @@ def test_a_copy_keeps_the_schedule_but_not_a_passed_date(delayed: Study) -> None
     late = duplicate.study_duplicate(study=delayed, slug="late", owner=None)
     assert (late.release_mode, late.release_at) == ("immediate", None)
     assert "expired" in late.outcome_codes
+
+
+def test_the_pages_speak_the_studys_language_and_texts(delayed: Study) -> None:
+    Study.objects.filter(pk=delayed.pk).update(language="ja", texts={})
+    delayed.refresh_from_db()
+    walker = _submitted(delayed)
+    assert "あなたの申込みは審査中です" in walker.get().content.decode()  # the default, in ja
+    Study.objects.filter(pk=delayed.pk).update(state=Study.State.DRAFT)
+    texts = {"ja": {"under_review": "審査には2週間かかります。", "released": "結果が出ました。"}}
+    updates.study_update(study=delayed, changes={"texts": texts})
+    assert "審査には2週間かかります。" in walker.get().content.decode()
+    release.tick(now=walker.participant.release_due_at)
+    body = walker.get().content.decode()
+    assert "結果が出ました。" in body and "プランを見る" in body
