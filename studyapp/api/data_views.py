@@ -21,6 +21,7 @@ from studyapp.api.permissions import RESEARCHER, perms, require_owner, visible_s
 from studyapp.api.schema import ApiSchema
 from studyapp.models import Evaluation, Participant, Study
 from studyapp.participation import selectors, withdrawal
+from studyapp.studies import access
 
 
 def _panel_ids(request: Request, study: Study) -> bool:
@@ -139,16 +140,7 @@ class ExportView(StudyScoped, APIView):
     zipped while streaming (no timeout at 10,000 participants)."""
 
     #: everything the ZIP holds
-    model_perms = {
-        "get": perms(
-            "view_study",
-            "view_participant",
-            "view_profile",
-            "view_recourse",
-            "view_evaluation",
-            "view_pagevisit",
-        )
-    }
+    model_perms = {"get": access.EXPORT_PERMS}
 
     @extend_schema(
         summary="The study's export as a streamed ZIP (CSV, Parquet, codebook)",
@@ -181,7 +173,7 @@ class ExportView(StudyScoped, APIView):
 class MonitorView(StudyScoped, APIView):
     """The figures of the console's monitor page (`studyapp.monitor.study_monitor`)."""
 
-    model_perms = {"get": perms("view_study", "view_participant")}
+    model_perms = {"get": access.MONITOR_PERMS}
 
     @extend_schema(
         summary="Monitor figures: participants by state and condition, completion, "

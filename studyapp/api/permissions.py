@@ -21,6 +21,7 @@ from rest_framework.permissions import BasePermission, DjangoModelPermissions, I
 
 from studyapp.models import Study
 from studyapp.studies import access
+from studyapp.studies.access import may
 
 log = logging.getLogger(__name__)
 
@@ -31,17 +32,6 @@ def is_api_researcher(user: Any) -> bool:
     """An active staff account holding at least one permission on the study app (what the
     admin asks before it shows the app at all)."""
     return access.is_researcher(user) and user.has_module_perms(APP)
-
-
-def may(user: Any, perm: str) -> bool:
-    """`user` holds `perm` ("studyapp.view_study"); as in the admin, the change permission
-    on a model also lets one view it."""
-    if user.has_perm(perm):
-        return True
-    app, _, codename = perm.partition(".")
-    if codename.startswith("view_"):
-        return user.has_perm(f"{app}.change_{codename.removeprefix('view_')}")
-    return False
 
 
 class IsResearcher(BasePermission):

@@ -1,13 +1,16 @@
 """Console pages beside the admin: a study's monitor (page and JSON) and its export ZIP.
 
 Staff only (the admin's login) and only for studies `access.can_access` allows; any other
-study is a 404, so a researcher cannot probe which slugs exist.
+study is a 404, so a researcher cannot probe which slugs exist. On a study they can see,
+they also need the model permissions the API asks for the same figures or files
+(`access.MONITOR_PERMS`, `access.EXPORT_PERMS`), else 403.
 """
 
 from __future__ import annotations
 
 from django.contrib.admin import site
 from django.contrib.admin.views.decorators import staff_member_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse, StreamingHttpResponse
 from django.template.response import TemplateResponse
 from django.utils import timezone
@@ -24,10 +27,13 @@ from studyapp.studies.monitor import study_monitor
 REFRESH_SECONDS = 5
 
 
-def _study(request: HttpRequest, slug: str) -> Study:
+def _study(request: HttpRequest, slug: str, perms: tuple[str, ...]) -> Study:
     study = access.studies_for(request.user).filter(slug=slug).first()
     if study is None:
         raise Http404("no such study")
+    missing = [p for p in perms if not access.may(request.user, p)]
+    if missing:
+        raise PermissionDenied(f"missing permissions: {', '.join(missing)}")
     return study
 
 
@@ -42,7 +48,7 @@ def _flag(request: HttpRequest, name: str) -> bool:
 @require_GET
 @staff_member_required
 def monitor_page(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _study(request, slug)
+    study = _study(request, slug, access.MONITOR_PERMS)
     figures = study_monitor(study)
     states = [(value, label) for value, label in Participant.State.choices]
     return TemplateResponse(
@@ -65,14 +71,14 @@ def monitor_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @staff_member_required
 def monitor_json(request: HttpRequest, slug: str) -> JsonResponse:
-    return JsonResponse(study_monitor(_study(request, slug)))
+    return JsonResponse(study_monitor(_study(request, slug, access.MONITOR_PERMS)))
 
 
 @never_cache
 @require_GET
 @staff_member_required
 def export_zip(request: HttpRequest, slug: str) -> StreamingHttpResponse:
-    study = _study(request, slug)
+    study = _study(request, slug, access.EXPORT_PERMS)
     panel, text, test = _flag(request, "panel"), _flag(request, "text"), _flag(request, "test")
     with_r = _flag(request, "r")  # labelled .rds / .sav and analysis.R (ticked in the form)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")

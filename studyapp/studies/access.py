@@ -28,6 +28,26 @@ def studies_for(user: Any) -> QuerySet[Study]:
     return Study.objects.filter(Q(owner=user) | Q(shared_with=user)).distinct()
 
 
+def may(user: Any, perm: str) -> bool:
+    """`user` holds `perm` ("studyapp.view_study"); as in the admin, the change permission
+    on a model also lets one view it."""
+    if user.has_perm(perm):
+        return True
+    app, _, codename = perm.partition(".")
+    if codename.startswith("view_"):
+        return user.has_perm(f"{app}.change_{codename.removeprefix('view_')}")
+    return False
+
+
+#: reading a study's monitor figures (console page, JSON and API)
+MONITOR_PERMS = ("studyapp.view_study", "studyapp.view_participant")
+#: reading a study's export: view on every model the ZIP holds (console and API)
+EXPORT_PERMS = tuple(
+    f"studyapp.view_{model}"
+    for model in ("study", "participant", "profile", "recourse", "evaluation", "pagevisit")
+)
+
+
 def can_access(user: Any, study: Study) -> bool:
     return studies_for(user).filter(pk=study.pk).exists()
 
