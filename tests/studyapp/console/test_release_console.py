@@ -14,8 +14,8 @@ from django.test import Client
 from django.utils import timezone
 
 from studyapp.models import Participant, Study
-from studyapp.studies import carloan, pool_collection, services
-from tests.studyapp.conftest import make_study
+from studyapp.studies import carloan, pool_collection, release_settings, services
+from tests.studyapp.conftest import make_study, start
 from tests.studyapp.console.conftest import change_data, change_url, client_for
 
 
@@ -115,3 +115,19 @@ def test_setup_makes_a_pool_collection_survey(owner: Any, owner_client: Client) 
     assert len(income["options"]) == 21 and income["undisclosed"] == 21
     ja = study.schema["translations"]["ja"]["screening"]["income"]["options"]
     assert len(ja) == 21 and ja[-1] == "回答しない"
+
+
+def test_the_monitor_page_shows_the_release_counts(
+    draft: Study, owner_client: Client, eager: None
+) -> None:
+    release_settings.study_set_release(
+        study=draft,
+        settings=release_settings.ReleaseSettings(mode="delayed", release_after_days=3),
+        now=timezone.now(),
+    )
+    services.study_set_state(study=draft, state=Study.State.LIVE)
+    walker = start(Client(), draft)
+    walker.to_profile()
+    walker.submit_profile()
+    body = owner_client.get(f"/console/studies/{draft.slug}/monitor/").content.decode()
+    assert 'data-fig="release.waiting">1<' in body and 'data-fig="release.expired">0<' in body
