@@ -44,10 +44,10 @@ def page_rank(study: Study, key: str) -> tuple[int, int]:
     """A page key's place in the study's order (end pages last), to tell a stale form from a
     form of a page not reached yet; plan pages are ranked by their number."""
     head, _, tail = key.partition("-")
-    # the delayed-release pages stand where the waiting page stands
     state = S.EVALUATING if head == "evaluation" else head
     if head in ("under_review", "report"):
-        state = S.WAITING
+        # the delayed-release pages stand where the waiting page stands, the report after it
+        state, tail = S.WAITING, "1" if head == "report" else "0"
     order = sequence(study)
     if state in order and state != S.COMPLETED:
         return order.index(state), int(tail) if tail.isdigit() else 0

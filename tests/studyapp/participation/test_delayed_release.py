@@ -224,3 +224,13 @@ def test_the_pages_speak_the_studys_language_and_texts(delayed: Study) -> None:
     release.tick(now=walker.participant.release_due_at)
     body = walker.get().content.decode()
     assert "結果が出ました。" in body and "プランを見る" in body
+
+
+def test_a_stale_under_review_form_after_the_release_is_told_so(delayed: Study) -> None:
+    walker = _submitted(delayed)
+    release.tick(now=walker.participant.release_due_at)
+    r = walker.post({"page": "under_review", "email": "late@example.org"}, follow=True)
+    assert "That page was already submitted" in r.content.decode()
+    assert walker.participant.contact_email == "" and len(mail.outbox) == 0
+    r = walker.post({"page": "evaluation-1"}, follow=True)  # not open before the report
+    assert "That page is not open yet" in r.content.decode()
