@@ -50,3 +50,18 @@ def paper_change(dataset: str, method: str, index: str) -> float:
     """The paper's after − origin for a method (a difference of two printed means)."""
     row = TABLE6[dataset][index]
     return row[1 + METHODS.index(method)] - row[0]
+
+
+#: Table 3 (Appendix D): the "invalidation rate" (here `failure_rate`), in METHODS order
+TABLE3: dict[str, tuple[float, ...]] = {
+    "german": (0.0013, 0.3385, 0.0013, 0.0, 0.9893, 0.8216),
+    "gmc": (0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+    "law_sex": (0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+    "law_race": (0.0, 0.0, 0.0, 0.0, 0.0, 0.0),
+    "compas_sex": (0.0, 0.0, 0.0, 0.0, 0.8448, 0.0),
+    "compas_race": (0.0, 0.0, 0.0, 0.0, 0.8448, 0.0),
+}
+
+
+def paper_failure(dataset: str, method: str) -> float:
+    return TABLE3[dataset][METHODS.index(method)]

@@ -24,7 +24,14 @@ from typing import Any
 import pandas as pd
 
 from analysis.experiment import run_experiment
-from analysis.experiment_paper import METHODS, TABLE6, paper_change, paper_origin
+from analysis.experiment_paper import (
+    METHODS,
+    TABLE3,
+    TABLE6,
+    paper_change,
+    paper_failure,
+    paper_origin,
+)
 from analysis.experiment_settings import ExperimentSettings, merge_params, preset
 from analysis.paired import INDICES, MORE_IS_WORSE
 
@@ -103,8 +110,17 @@ def claims(dataset: str, results: dict[str, pd.DataFrame], methods: list[str]) -
     return lines
 
 
-def report(dataset: str, out: Path, methods: list[str], seconds: dict[str, float]) -> str:
+def report(
+    dataset: str,
+    out: Path,
+    methods: list[str],
+    seconds: dict[str, float],
+    load: tuple[float, ...] | None = None,
+) -> str:
+    """report.md from the three settings' results in `out` (`load`: the load average to
+    state, by default the current one)."""
     results = {n: pd.read_csv(out / n / "results.csv") for n in SETTINGS}
+    load = tuple(os.getloadavg()) if load is None else tuple(load)
     meta = json.loads((out / "sound" / "settings.json").read_text())
     training = meta.get("training") or {}
     head = [
@@ -118,7 +134,7 @@ def report(dataset: str, out: Path, methods: list[str], seconds: dict[str, float
         "Intervals: " + ", ".join(sorted(set(results["sound"]["interval"].dropna()))) + ".",
         "Wall time: "
         + ", ".join(f"{n} {seconds[n]:.0f} s" for n in SETTINGS if n in seconds)
-        + f"; load average at the end {', '.join(f'{x:.2f}' for x in os.getloadavg())}.",
+        + f"; load average at the end {', '.join(f'{x:.2f}' for x in load)}.",
         "",
         "Origin (before recourse), centralization / Atkinson / average proximity:",
         "",
@@ -154,8 +170,33 @@ def report(dataset: str, out: Path, methods: list[str], seconds: dict[str, float
             r = res[res["method"] == m].set_index("metric")
             cells = [_cell(r.loc[k]) if k in r.index else "–" for k in INDICES]
             head.append(f"| {m} | {n} | " + " | ".join(cells) + " |")
+    head += [
+        "",
+        "Share of factuals without a valid counterfactual (`failure_rate`; the paper's "
+        "Table 3 calls it invalidation rate):",
+        "",
+        "| setting | " + " | ".join(methods) + " |",
+        "|---" * (len(methods) + 1) + "|",
+    ]
+    if dataset in TABLE3:
+        cells = [f"{paper_failure(dataset, m):.4f}" if m in METHODS else "–" for m in methods]
+        head.append("| paper Table 3 | " + " | ".join(cells) + " |")
+    for n, res in results.items():
+        fr = res[res["metric"] == "failure_rate"].set_index("method")["mean"]
+        head.append(
+            f"| {n} | " + " | ".join(f"{fr.get(m, float('nan')):.4f}" for m in methods) + " |"
+        )
     head += ["", "Claims:", "", *claims(dataset, results, methods), ""]
     return "\n".join(head)
+
+
+def rewrite(dataset: str, out: Path) -> None:
+    """report.md again from a finished reproduction folder (its timing.json's times and load)."""
+    timing = json.loads((out / "timing.json").read_text())
+    meta = json.loads((out / "sound" / "settings.json").read_text())
+    seconds = {n: float(timing[n]) for n in SETTINGS}
+    text = report(dataset, out, list(meta["methods"]), seconds, timing.get("load"))
+    (out / "report.md").write_text(text)
 
 
 def reproduce(
