@@ -2,7 +2,8 @@
 
 A fixed release date must lie in the future when it is set (a past date would release
 everyone at once and is almost always a typo), and a delayed study needs exactly one of a
-date or a number of days. See `participation.release` for what the schedule does.
+date or a number of days. Participants still waiting follow a changed schedule. See
+`participation.release` for what the schedule does.
 """
 
 from __future__ import annotations
@@ -13,7 +14,8 @@ from datetime import datetime
 from django.db import transaction
 from django.utils import timezone
 
-from studyapp.models import Study
+from studyapp.models import Participant, Study
+from studyapp.participation import release
 from studyapp.studies.errors import StudyError
 
 #: the longest delay or deadline a study may set (days)
@@ -86,6 +88,18 @@ def release_settings_check(
     return problems
 
 
+def _reschedule(study: Study) -> None:
+    """Participants still waiting for their release follow the new schedule."""
+    waiting = list(
+        Participant.objects.filter(
+            study=study, submitted_at__isnull=False, released_at__isnull=True
+        ).only("pk", "submitted_at")
+    )
+    for p in waiting:
+        p.release_due_at = release.due_at(study, p.submitted_at)
+    Participant.objects.bulk_update(waiting, ["release_due_at"], batch_size=500)
+
+
 def study_set_release(*, study: Study, settings: ReleaseSettings, now: datetime) -> Study:
     """Write a checked schedule; any problem raises ReleaseSettingsError and changes nothing.
 
@@ -104,5 +118,6 @@ def study_set_release(*, study: Study, settings: ReleaseSettings, now: datetime)
         locked.max_reminders = settings.max_reminders
         locked.return_deadline_days = settings.return_deadline_days
         locked.save()
+        _reschedule(locked)
     study.refresh_from_db()
     return study

@@ -234,3 +234,19 @@ def test_a_stale_under_review_form_after_the_release_is_told_so(delayed: Study) 
     assert walker.participant.contact_email == "" and len(mail.outbox) == 0
     r = walker.post({"page": "evaluation-1"}, follow=True)  # not open before the report
     assert "That page is not open yet" in r.content.decode()
+
+
+def test_those_still_waiting_follow_a_changed_schedule(delayed: Study) -> None:
+    waiting, released = _submitted(delayed), _submitted(delayed)
+    release.tick(now=released.participant.release_due_at)  # both due then: both released
+    later = _submitted(delayed)
+    at = timezone.now() + timedelta(days=30)
+    study_set_release(
+        study=delayed, settings=ReleaseSettings(mode="delayed", release_at=at), now=timezone.now()
+    )
+    assert later.participant.release_due_at == at
+    assert waiting.participant.released_at is not None  # released ones stay released
+    days = ReleaseSettings(mode="delayed", release_after_days=2)
+    study_set_release(study=delayed, settings=days, now=timezone.now())
+    p = later.participant
+    assert p.release_due_at == p.submitted_at + timedelta(days=2)
