@@ -39,6 +39,22 @@ def participant_get(*, code: str) -> Participant | None:
         return None
 
 
+#: what the waiting page's status poll reads (`waiting.waiting_check`)
+STATUS_FIELDS = ("code", "state", "generation", "generation_queued_at", "study__waiting_timeout_s")
+
+
+def participant_get_status(*, code: str) -> Participant | None:
+    """The participant as the status poll needs them: a few columns, no profile, the study's
+    waiting time-out only. The waiting page polls every few seconds, so this is the most
+    frequent participant request."""
+    if not code or len(code) > 40:
+        return None
+    try:
+        return Participant.objects.select_related("study").only(*STATUS_FIELDS).get(code=code)
+    except Participant.DoesNotExist:
+        return None
+
+
 def participant_plans(*, participant: Participant) -> list[Recourse]:
     """The participant's plans in order, each with `done` (evaluated or not), in one query:
     the plan page needs the current one and how many there are."""

@@ -12,8 +12,7 @@ from functools import partial
 from typing import Any
 
 import numpy as np
-from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
@@ -144,18 +143,23 @@ def _close_visit(
 
 
 def page_visit_enter(*, participant: Participant, page: str) -> None:
-    """Record the first entry to a page; reloads count as views, not new entries."""
-    updated = PageVisit.objects.filter(participant=participant, page=page).update(
-        views=F("views") + 1
+    """Record the first entry to a page; reloads count as views, not new entries.
+
+    One statement on both backends (`INSERT ... ON CONFLICT DO UPDATE`, SQLite 3.24+ and
+    PostgreSQL), in place of an update and then an insert in its own transaction: a page
+    view is a short write, not a transaction that queues for the database's write lock."""
+    qn = connection.ops.quote_name
+    table = qn(PageVisit._meta.db_table)
+    col = {f.name: qn(f.column) for f in PageVisit._meta.concrete_fields}
+    sql = (
+        f"INSERT INTO {table} ({col['participant']}, {col['page']}, {col['entered_at']}, "
+        f"{col['views']}, {col['timeout_happened']}) VALUES (%s, %s, %s, 1, %s) "
+        f"ON CONFLICT ({col['participant']}, {col['page']}) "
+        f"DO UPDATE SET {col['views']} = {table}.{col['views']} + 1"
     )
-    if not updated:
-        try:
-            with transaction.atomic():
-                PageVisit.objects.create(
-                    participant=participant, page=page, entered_at=timezone.now()
-                )
-        except IntegrityError:  # a second tab got there first
-            pass
+    entered = connection.ops.adapt_datetimefield_value(timezone.now())
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [participant.pk, page, entered, False])
 
 
 def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) -> Participant:

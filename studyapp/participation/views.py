@@ -174,7 +174,7 @@ def participant_withdraw(request: HttpRequest, code: str) -> HttpResponse:
 @never_cache
 @require_GET
 def participant_status(request: HttpRequest, code: str) -> JsonResponse:
-    participant = selectors.participant_get(code=code)
+    participant = selectors.participant_get_status(code=code)
     if participant is None:
         return JsonResponse({"error": "unknown participant link"}, status=404)
     progress = waiting.waiting_check(participant=participant)
