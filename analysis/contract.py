@@ -239,7 +239,9 @@ _ALL = (
     Column("finished_at", "datetime", "time the participation ended", ISO_UTC),
     Column("submitted_at", "datetime", "delayed release: profile submitted (else empty)", ISO_UTC),
     Column("released_at", "datetime", "delayed release: plans released (else empty)", ISO_UTC),
-    Column("returned_at", "datetime", "delayed release: second session began (else empty)", ISO_UTC),
+    Column(
+        "returned_at", "datetime", "delayed release: second session began (else empty)", ISO_UTC
+    ),
     Column(
         "assignment",
         "string",
