@@ -30,7 +30,9 @@ compare variants of one method. `training` (the command's --epochs/--batch) goes
 method that has such a parameter (cchvae, ibr, cruds: epochs and batch; fair_rl: batch, its
 SAC minibatch), unless `params` set it for that label.
 
-`results.csv` holds method, metric, mean, sd (sd over runs, ddof = 1).
+`results.csv` holds method, metric, mean, sd (sd over runs, ddof = 1) and, for the
+indices, the paired differences (`analysis.paired`); `runs.csv` one row per run × method ×
+metric; `factuals.csv` one row per run × method × factual (`analysis.experiment_factuals`).
 """
 
 from __future__ import annotations
