@@ -77,6 +77,13 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         help="think (seconds from --think before each submit), zero (no think time)",
     )
     p.add_argument("--think", default="1,3", help="MIN,MAX seconds for the think scenario")
+    p.add_argument(
+        "--ramp",
+        type=float,
+        default=None,
+        help="seconds over which the N participants arrive, evenly (0..600; default: the "
+        "longest think time, i.e. all N within the first few seconds)",
+    )
     p.add_argument("--pool-size", type=int, default=3683, help="demo pool rows (10..200000)")
     p.add_argument(
         "--time-limit", type=float, default=600.0, help="seconds per run at most (10..1800)"
@@ -107,6 +114,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         parse_think(a.think)
     except ValueError as exc:
         p.error(f"--think: {exc}")
+    if a.ramp is not None and not 0 <= a.ramp <= 600:
+        p.error(f"--ramp must be 0..600 seconds, got {a.ramp}")
     if not 10 <= a.pool_size <= 200_000:
         p.error(f"--pool-size must be 10..200000, got {a.pool_size}")
     if not 10 <= a.time_limit <= 1800:
@@ -167,6 +176,7 @@ def _run_one(
             "--n", str(n), "--concurrency", str(n), "--think", think, "--verify",
             "--report", str(out), "--timeout", str(a.time_limit),
             "--time-limit", str(a.time_limit),
+            *(["--ramp", str(a.ramp)] if a.ramp is not None else []),
         ],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=a.time_limit + 120,
     )  # fmt: skip

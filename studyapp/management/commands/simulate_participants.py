@@ -62,6 +62,13 @@ class Command(StudyCommand):
             "(uniform; e.g. 1,3; 0 for none); with --url only, default 0",
         )
         parser.add_argument(
+            "--ramp",
+            type=float,
+            default=None,
+            help="seconds over which the first --concurrency participants arrive, evenly "
+            "(0..600; default: the longest think time)",
+        )
+        parser.add_argument(
             "--verify",
             action="store_true",
             help="afterwards compare the database with what each participant sent (every "
@@ -151,6 +158,8 @@ class Command(StudyCommand):
             think = parse_think(opts["think"] or "0")
         except ValueError as exc:
             self.fail(f"--think: {exc}")
+        if opts["ramp"] is not None and not 0 <= opts["ramp"] <= 600:
+            self.fail(f"--ramp must be 0..600 seconds, got {opts['ramp']}")
         since = timezone.now()
         report = run_load(
             study,
@@ -161,6 +170,7 @@ class Command(StudyCommand):
             seed=opts["seed"],
             wait_timeout=opts["timeout"],
             time_limit_s=opts["time_limit"],
+            ramp_s=opts["ramp"],
         )
         figures = report.as_dict()
         self.stdout.write(format_load(figures))

@@ -3,6 +3,7 @@ difference between what the bots sent and what the database holds."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import pytest
@@ -72,3 +73,23 @@ def test_think_time_parses(text: str, expected: tuple[float, float]) -> None:
 def test_think_time_refuses_bad_input(text: str) -> None:
     with pytest.raises(ValueError, match="think time"):
         parse_think(text)
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--concurrency", "2"], "need --url"),
+        (["--url", "http://127.0.0.1:9", "--concurrency", "5"], "--concurrency must be 1..--n (3)"),
+        (["--url", "http://127.0.0.1:9", "--think", "2,1"], "--think: think time needs"),
+        (["--url", "http://127.0.0.1:9", "--verify", "--ramp", "-1"], "--ramp must be 0..600"),
+        (["--url", "http://127.0.0.1:9", "--verify", "--time-limit", "0"], "--time-limit must"),
+    ],
+)
+def test_load_options_are_checked_before_anything_runs(
+    study: Study, args: list[str], message: str
+) -> None:
+    from django.core.management import CommandError, call_command
+
+    with pytest.raises(CommandError, match=re.escape(message)):
+        call_command("simulate_participants", study.slug, "--n", "3", *args)
+    assert not Participant.objects.exists()
