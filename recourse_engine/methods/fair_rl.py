@@ -26,7 +26,8 @@ only contend.
 
 Generation runs the trained actor as plain numpy (no torch): `rollouts` episodes per
 factual at once, the first with the policy's mean action and the others with its own
-Gaussian noise (drawn from the call's seeded generator), each stopped at the first
+Gaussian noise (drawn from a generator seeded by the method's seed and the factual
+itself, so a person's plan does not depend on the batch), each stopped at the first
 approved state; the approved end state closest in Gower distance is the counterfactual,
 and the usual finaliser (`base._finalise`) checks it again. A fitted FairRL holds only
 numpy arrays, the schema, the decision model and the cluster centres, so it pickles.
@@ -42,6 +43,7 @@ import numpy as np
 from ..encoding import denormalise, normalise
 from ..gower import gower_distance
 from .base import MethodError, RecourseMethod
+from .densities import _pattern_rng
 from .fair_rl_env import ActionMap, FairRecourseVectorEnv, Transition, obs_dim, observe
 from .fair_rl_rewards import FairReward, RewardWeights, check_reward
 from .fair_rl_sac import SAC, NumpyPolicy, SACConfig, train_sac
@@ -263,7 +265,11 @@ class FairRL(RecourseMethod):
         x = denormalise(self.schema, z)
         n, r = len(x), self.rollouts
         x0 = np.repeat(x, r, axis=0)
-        noise = rng.standard_normal((self.horizon, n * r, self.actions_.dim)).astype(np.float32)
+        # each factual's noise from its own generator: a participant's plan does not depend
+        # on who else is in the batch (the study asks for one person at a time)
+        shape = (r, self.horizon, self.actions_.dim)
+        per = [_pattern_rng(self.seed, row).standard_normal(shape) for row in z]
+        noise = np.concatenate(per, axis=0).swapaxes(0, 1).astype(np.float32)  # (T, n*r, d)
         noise[:, ::r] = 0.0  # the first rollout of each factual: the policy's mean action
         end, ok = self.rollout(x0, noise)
         cost = np.where(ok, gower_distance(self.schema, x0, end), np.inf).reshape(n, r)

@@ -75,10 +75,14 @@ class Console:
         from selenium.common.exceptions import (
             NoSuchElementException,
             StaleElementReferenceException,
+            WebDriverException,
         )
         from selenium.webdriver.support.ui import WebDriverWait
 
-        ignored = (StaleElementReferenceException, NoSuchElementException)
+        # an element read while the next page replaces the document can also fail as a
+        # plain WebDriverException ("Node ... does not belong to the document"); the wait
+        # still fails after 30 s if the page never shows `condition`
+        ignored = (StaleElementReferenceException, NoSuchElementException, WebDriverException)
         WebDriverWait(self.d, 30, ignored_exceptions=ignored).until(condition)
 
     def page(self) -> str:

@@ -85,6 +85,9 @@ def test_seeded_training_is_reproducible_and_pickles(scenario, fitted, tmp_path)
     restored = pickle.loads(pickle.dumps(fitted))
     c = restored.get_counterfactuals(x)
     assert np.array_equal(a.counterfactuals, c.counterfactuals, equal_nan=True)
+    for i in (0, 7, 23):  # a person's plan does not depend on who else is in the batch
+        alone = fitted.get_counterfactuals(x[i : i + 1]).counterfactuals
+        assert np.array_equal(a.counterfactuals[i : i + 1], alone, equal_nan=True)
     path = save_method(fitted, tmp_path / "fair_rl.joblib")
     d = load_method(path, data.schema).get_counterfactuals(x[:1])  # one participant
     assert np.array_equal(a.counterfactuals[:1], d.counterfactuals, equal_nan=True)
