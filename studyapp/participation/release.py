@@ -30,7 +30,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from studyapp.models import Participant, Study
-from studyapp.participation import recruitment
+from studyapp.participation import recruitment, selectors
 
 log = logging.getLogger(__name__)
 
@@ -159,7 +159,7 @@ def _end_expired(p: Participant, now: datetime) -> None:
 def participant_return(*, participant: Participant, now: datetime) -> Participant:
     """The participant came back and read the report: their evaluations open."""
     with transaction.atomic():
-        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        p = _locked_rows().get(pk=participant.pk)
         if p.return_deadline_at is not None and now >= p.return_deadline_at:
             if p.state in SECOND_SESSION:
                 _end_expired(p, now)
@@ -179,10 +179,18 @@ def expire_if_due(*, participant: Participant, now: datetime) -> Participant:
     ):
         return participant
     with transaction.atomic():
-        p = Participant.objects.select_for_update().select_related("study").get(pk=participant.pk)
+        p = _locked_rows().get(pk=participant.pk)
         if p.state in SECOND_SESSION and p.return_deadline_at and now >= p.return_deadline_at:
             _end_expired(p, now)
     return p
+
+
+def _locked_rows() -> Any:
+    """A participant under a lock on their own row (not the shared study row, which every
+    participant's request would then queue for), with the study read without its pool and
+    model file."""
+    large = [f"study__{name}" for name in selectors.STUDY_LARGE]
+    return Participant.objects.select_for_update(of=("self",)).select_related("study").defer(*large)
 
 
 def _delayed_participants() -> Any:
@@ -202,7 +210,7 @@ def release_due(now: datetime) -> list[int]:
     )
     for pk in rows.values_list("pk", flat=True):
         with transaction.atomic():
-            p = Participant.objects.select_for_update().select_related("study").get(pk=pk)
+            p = _locked_rows().get(pk=pk)
             if p.released_at is not None:
                 continue
             p.released_at = now
