@@ -1,8 +1,8 @@
 """The profile page of a pool-collection study: the answers are stored and the participant
 goes on (to the questionnaire after it, or completion), with no decision and no recourse.
 
-The checks are those of `services.profile_submit`: every item answered with a listed option,
-attention checks answered; a bad submission is refused and nothing is stored.
+The checks are those of any profile (`services.profile_codes`): every item answered with a
+listed option, attention checks answered; a bad submission is refused and nothing is stored.
 """
 
 from __future__ import annotations
@@ -10,19 +10,17 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-import numpy as np
 from django.db import transaction
-from django.utils.translation import gettext as _
 
 from studyapp.generation import engine
 from studyapp.models import Participant, Profile
 from studyapp.participation import attention, flow
 from studyapp.participation.services import (
-    RejectedSubmission,
     _attention_answers,
     _close_visit,
     _end,
     _locked,
+    profile_codes,
 )
 
 S = Participant.State
@@ -36,17 +34,7 @@ def collected_profile_submit(
 ) -> Participant:
     """Store a pool-collection participant's profile, then the next page or completion."""
     schema = engine.schema_of(participant.study.schema)
-    missing = [it.label for it in schema.items if it.key not in values]
-    if missing:
-        raise RejectedSubmission(
-            _("Please answer every item; missing: %(items)s.") % {"items": ", ".join(missing)}
-        )
-    codes = np.array([float(values[k]) for k in schema.keys])
-    bad = [it.label for it, v in zip(schema.items, codes, strict=True) if not it.valid([v])[0]]
-    if bad:
-        raise RejectedSubmission(
-            _("Not one of the listed options: %(items)s.") % {"items": ", ".join(bad)}
-        )
+    profile_codes(schema, values)
     checks, answers = _attention_answers(participant.study, "profile", attention_answers)
     with transaction.atomic():
         p = _locked(participant, S.PROFILE, "profile")

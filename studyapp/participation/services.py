@@ -294,17 +294,9 @@ def _decision_model(study: Study) -> Any:
     return engine.model_of(study.decision_model, blob=blob, schema=engine.schema_of(study.schema))
 
 
-def profile_submit(
-    *,
-    participant: Participant,
-    values: Mapping[str, int | float],
-    attention_answers: Mapping[str, Any] | None = None,
-) -> Participant:
-    """Store the profile, record the model's decision and queue recourse generation (or end
-    with the failed-attention outcome when the study's END rule applies)."""
-    from studyapp.generation.tasks import queue_generation
-
-    schema = engine.schema_of(participant.study.schema)
+def profile_codes(schema: Any, values: Mapping[str, int | float]) -> np.ndarray:
+    """The profile's answers as codes, every item answered with a listed option, else a
+    RejectedSubmission naming the items (nothing is stored)."""
     missing = [it.label for it in schema.items if it.key not in values]
     if missing:
         raise RejectedSubmission(
@@ -316,6 +308,21 @@ def profile_submit(
         raise RejectedSubmission(
             _("Not one of the listed options: %(items)s.") % {"items": ", ".join(bad)}
         )
+    return codes
+
+
+def profile_submit(
+    *,
+    participant: Participant,
+    values: Mapping[str, int | float],
+    attention_answers: Mapping[str, Any] | None = None,
+) -> Participant:
+    """Store the profile, record the model's decision and queue recourse generation (or end
+    with the failed-attention outcome when the study's END rule applies)."""
+    from studyapp.generation.tasks import queue_generation
+
+    schema = engine.schema_of(participant.study.schema)
+    codes = profile_codes(schema, values)
     checks, answers = _attention_answers(participant.study, "profile", attention_answers)
     with transaction.atomic():
         p = _locked(participant, S.PROFILE, "profile")
