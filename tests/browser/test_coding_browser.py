@@ -85,6 +85,16 @@ class Console:
         ignored = (StaleElementReferenceException, NoSuchElementException, WebDriverException)
         WebDriverWait(self.d, 30, ignored_exceptions=ignored).until(condition)
 
+    def submit(self, selector: str) -> None:
+        """Click a form's button and wait until the answer page has replaced this one (the
+        next read or navigation would otherwise race the POST)."""
+        from selenium.webdriver.support import expected_conditions as ec
+        from selenium.webdriver.support.ui import WebDriverWait
+
+        button = self.css(selector)
+        button.click()
+        WebDriverWait(self.d, 30).until(ec.staleness_of(button))
+
     def page(self) -> str:
         return self.d.page_source
 
@@ -112,10 +122,10 @@ def test_two_coders_agreement_equals_the_export_in_chromium(driver, tmp_path: Pa
         for name, definition in (("cost", "money or effort it costs"), ("effort", "time")):
             c.css("#id_code").send_keys(name)
             c.css("#id_definition").send_keys(definition)
-            c.css("#add-code").click()
+            c.submit("#add-code")
         c.css("#id_code").send_keys("cost")
         c.css("#id_definition").send_keys("again")
-        c.css("#add-code").click()
+        c.submit("#add-code")
         assert "already in this study" in c.css("#refused").text
         assert [e.text for e in driver.find_elements("css selector", "#codebook code")] == [
             "cost", "effort"
@@ -124,7 +134,7 @@ def test_two_coders_agreement_equals_the_export_in_chromium(driver, tmp_path: Pa
             from selenium.webdriver.support.ui import Select
 
             Select(c.css("#id_coder")).select_by_visible_text(coder)
-            c.css("#assign").click()
+            c.submit("#assign")
         # each coder codes the first ten answers, blind to the other
         answers = base + "answers/?field=acceptance_why"
         for coder, codes, other in (("coder_a", plan.A, "coder_b"), ("coder_b", plan.B, "coder_a")):
@@ -133,7 +143,7 @@ def test_two_coders_agreement_equals_the_export_in_chromium(driver, tmp_path: Pa
             code_answers(c, codes, units[: plan.N_UNITS])
             assert f"{other}:" not in c.page()  # blind (b: a's codes exist but are hidden)
             c.d.get(url + base)
-            c.css("#finish").click()
+            c.submit("#finish")
         c.d.get(url + answers)
         assert "coder_a:" in c.page()  # b, both finished: a's codes now shown
         # the agreement page
