@@ -11,6 +11,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from django import db
 from django.conf import settings
 from django.utils import timezone
 from tqdm import tqdm
@@ -78,6 +79,16 @@ class Command(StudyCommand):
             "--report", default="", help="also write the load run's figures as JSON to this file"
         )
         parser.add_argument(
+            "--retry-errors",
+            type=int,
+            default=0,
+            help="after a server error (or no answer) a participant waits a moment and reloads "
+            "the page, as the error page asks, sending the answer again only if the page still "
+            "asks for it; at most this many times in a row (0..100; default 0: the first error "
+            "stops the participant). Reloads are counted; errors they got past do not fail the "
+            "run",
+        )
+        parser.add_argument(
             "--time-limit",
             type=float,
             default=900.0,
@@ -100,7 +111,13 @@ class Command(StudyCommand):
             self.fail(f"--url must look like http://host:port, got {url!r}")
         if url and opts["eager"]:
             self.fail("--eager runs tasks in this process; it cannot be combined with --url")
-        if opts["concurrency"] or opts["think"] or opts["verify"] or opts["report"]:
+        if (
+            opts["concurrency"]
+            or opts["think"]
+            or opts["verify"]
+            or opts["report"]
+            or opts["retry_errors"]
+        ):
             self._load(study, opts)
             return
         if "testserver" not in settings.ALLOWED_HOSTS:  # the bots' client host name
@@ -142,12 +159,15 @@ class Command(StudyCommand):
 
     def _load(self, study: Study, opts: dict[str, Any]) -> None:
         """Concurrent participants over HTTP (`participation.load`), then the check."""
-        from studyapp.participation.load import parse_think, run_load
+        from studyapp.participation.load import MAX_RETRY_ERRORS, parse_think, run_load
         from studyapp.participation.load_verify import verify_load
 
         n, concurrency = opts["n"], opts["concurrency"] or 1
         if not opts["url"]:
-            self.fail("--concurrency, --think, --verify and --report need --url (a running server)")
+            self.fail(
+                "--concurrency, --think, --verify, --report and --retry-errors need --url "
+                "(a running server)"
+            )
         if opts["ineligible"]:
             self.fail("--ineligible cannot be combined with a concurrent run (all complete)")
         if not 1 <= concurrency <= n:
@@ -160,6 +180,8 @@ class Command(StudyCommand):
             self.fail(f"--think: {exc}")
         if opts["ramp"] is not None and not 0 <= opts["ramp"] <= 600:
             self.fail(f"--ramp must be 0..600 seconds, got {opts['ramp']}")
+        if not 0 <= opts["retry_errors"] <= MAX_RETRY_ERRORS:
+            self.fail(f"--retry-errors must be 0..{MAX_RETRY_ERRORS}, got {opts['retry_errors']}")
         since = timezone.now()
         report = run_load(
             study,
@@ -171,7 +193,10 @@ class Command(StudyCommand):
             wait_timeout=opts["timeout"],
             time_limit_s=opts["time_limit"],
             ramp_s=opts["ramp"],
+            retry_errors=opts["retry_errors"],
         )
+        # the run may have outlived this process's database connection (a server restart)
+        db.connections.close_all()
         figures = report.as_dict()
         self.stdout.write(format_load(figures))
         ok = True
@@ -182,7 +207,9 @@ class Command(StudyCommand):
             ok = verification.ok
         if opts["report"]:
             Path(opts["report"]).write_text(json.dumps(figures, indent=1))
-        if not ok or report.failed or report.errors:
+        # with --retry-errors an error the participant got past by reloading is reported, not
+        # fatal; a participant who stopped is
+        if not ok or report.failed or (report.errors and not opts["retry_errors"]):
             raise SystemExit(1)
 
 
@@ -192,7 +219,8 @@ def format_load(figures: dict[str, Any]) -> str:
         f"{figures['participants']} participants, {figures['concurrency']} at a time, think "
         f"{figures['think_s'][0]:g}-{figures['think_s'][1]:g} s: {figures['requests']} requests "
         f"in {figures['wall_s']:.1f} s ({figures['requests_per_s']:.1f}/s), "
-        f"{figures['errors']} errors, {figures['failed_participants']} participants stopped; "
+        f"{figures['errors']} errors{_retried(figures)}, "
+        f"{figures['failed_participants']} participants stopped; "
         f"load generator CPU {figures['generator_cpu_s']:.1f} s "
         f"({100 * figures['generator_cpu_share']:.0f}% of a core)",
         f"{'page type':<20}{'n':>7}{'p50':>9}{'p95':>9}{'p99':>9}{'max':>9}",
@@ -203,4 +231,11 @@ def format_load(figures: dict[str, Any]) -> str:
             f"{row['p99']:>9.1f}{row['max']:>9.1f}"
         )
     lines += [f"  stopped: {line}" for line in figures["first_failures"]]
+    lines += [f"  error page x{n}: {text}" for text, n in figures.get("error_pages", {}).items()]
     return "\n".join(lines)
+
+
+def _retried(figures: dict[str, Any]) -> str:
+    if not figures.get("retry_errors"):
+        return ""
+    return f" ({figures['retries']} reloads after an error)"

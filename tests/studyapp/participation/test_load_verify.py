@@ -83,6 +83,8 @@ def test_think_time_refuses_bad_input(text: str) -> None:
         (["--url", "http://127.0.0.1:9", "--think", "2,1"], "--think: think time needs"),
         (["--url", "http://127.0.0.1:9", "--verify", "--ramp", "-1"], "--ramp must be 0..600"),
         (["--url", "http://127.0.0.1:9", "--verify", "--time-limit", "0"], "--time-limit must"),
+        (["--retry-errors", "2"], "--retry-errors need --url"),
+        (["--url", "http://127.0.0.1:9", "--retry-errors", "101"], "--retry-errors must be 0..100"),
     ],
 )
 def test_load_options_are_checked_before_anything_runs(
