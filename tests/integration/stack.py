@@ -135,10 +135,15 @@ def running(
             _wait_for(lambda: " ready." in worker_log.read_text(), "celery worker", 90, procs)
             yield f"http://127.0.0.1:{port}"
         finally:
-            # worker: warm shutdown (SIGTERM); gunicorn: quick shutdown (SIGINT)
-            for p, sig in zip(procs, (signal.SIGTERM, signal.SIGINT), strict=True):
-                if p.poll() is None:
-                    os.killpg(p.pid, sig)
+            # worker: warm shutdown (SIGTERM); gunicorn: quick shutdown (SIGINT) to the master
+            # alone, which stops its workers: a gthread worker that gets the group's SIGINT and
+            # then the master's SIGQUIT can deadlock in its quit handler (gunicorn 27.0.1) and
+            # is killed only after the graceful timeout (30 s)
+            celery, web = procs
+            if celery.poll() is None:
+                os.killpg(celery.pid, signal.SIGTERM)
+            if web.poll() is None:
+                os.kill(web.pid, signal.SIGINT)
             for p in procs:
                 try:
                     p.wait(timeout=30)
