@@ -156,3 +156,101 @@ def succeeded_tasks(log_dir: Path) -> int:
     """Recourse tasks the worker reports as finished (one line per run)."""
     lines = (log_dir / "worker.log").read_text().splitlines()
     return sum(1 for line in lines if "generate_recourses[" in line and "succeeded" in line)
+
+
+#: where Debian/Ubuntu install the PostgreSQL server programs (not on PATH)
+POSTGRES_BIN_GLOB = "/usr/lib/postgresql/*/bin"
+
+
+def postgres_bin_dir() -> Path | None:
+    """The folder with `initdb` and `pg_ctl`: on PATH, else the newest Debian-style one."""
+    import shutil
+
+    found = shutil.which("initdb")
+    if found and shutil.which("pg_ctl"):
+        return Path(found).parent
+    dirs = [Path(d) for d in Path("/").glob(POSTGRES_BIN_GLOB.lstrip("/"))]
+    dirs = [d for d in dirs if (d / "initdb").exists() and (d / "pg_ctl").exists()]
+    return max(
+        dirs, key=lambda d: int(d.parent.name) if d.parent.name.isdigit() else 0, default=None
+    )
+
+
+class OwnPostgres:
+    """A PostgreSQL cluster of the test's own (trust auth, a free port, a temp folder), which
+    the test may stop and start: the shared server is never touched. As root, the server
+    runs as the `postgres` account (PostgreSQL refuses to run as root)."""
+
+    def __init__(self, bin_dir: Path, user: str | None) -> None:
+        import tempfile
+
+        self.bin_dir, self.user = bin_dir, user
+        self.dir = Path(tempfile.mkdtemp(prefix="recourse-pg-"))
+        self.data, self.log = self.dir / "data", self.dir / "server.log"
+        self.port = free_port()
+        self.url = f"postgres://postgres@127.0.0.1:{self.port}"
+        if user is not None:
+            import shutil
+
+            shutil.chown(self.dir, user)
+
+    def _run(self, *args: str, timeout: float = 60) -> None:
+        r = subprocess.run(
+            args, capture_output=True, text=True, timeout=timeout, cwd=self.dir,
+            user=self.user, extra_groups=[] if self.user else None,
+        )  # fmt: skip
+        if r.returncode != 0:
+            tail = self.log.read_text()[-2000:] if self.log.exists() else ""
+            raise RuntimeError(f"{' '.join(args)} failed: {r.stdout}{r.stderr}{tail}")
+
+    def initdb(self) -> None:
+        self._run(str(self.bin_dir / "initdb"), "-D", str(self.data), "-U", "postgres",
+                  "-A", "trust", "-E", "UTF8", "--no-sync")  # fmt: skip
+
+    def start(self) -> None:
+        options = f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off"
+        self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-l", str(self.log),
+                  "-o", options, "-w", "-t", "60", "start")  # fmt: skip
+
+    def stop(self, mode: str = "fast") -> None:
+        """`fast`: end every session, then shut down; `immediate`: quit at once (a crash)."""
+        self._run(str(self.bin_dir / "pg_ctl"), "-D", str(self.data), "-m", mode, "-w",
+                  "-t", "60", "stop")  # fmt: skip
+
+    def running(self) -> bool:
+        return (self.data / "postmaster.pid").exists()
+
+
+@contextmanager
+def own_postgres() -> Iterator[OwnPostgres]:
+    """Start a throwaway PostgreSQL cluster; stop and delete it afterwards. Skips (fails in
+    CI, RECOURSE_REQUIRE_SERVICES=1) when the server programs or, as root, the `postgres`
+    account are absent."""
+    import pwd
+    import shutil
+
+    from tests.services import require_executable, services_required
+
+    bin_dir = postgres_bin_dir()
+    if bin_dir is None:
+        require_executable("initdb", f"PostgreSQL server programs, on PATH or {POSTGRES_BIN_GLOB}")
+    user = None
+    if os.geteuid() == 0:
+        try:
+            user = pwd.getpwnam("postgres").pw_name
+        except KeyError:
+            import pytest
+
+            reason = "running as root and there is no `postgres` account to run a server as"
+            if services_required():
+                pytest.fail(f"required service absent (RECOURSE_REQUIRE_SERVICES=1): {reason}")
+            pytest.skip(reason)
+    pg = OwnPostgres(bin_dir, user)  # type: ignore[arg-type]
+    try:
+        pg.initdb()
+        pg.start()
+        yield pg
+    finally:
+        if pg.running():
+            pg.stop("immediate")
+        shutil.rmtree(pg.dir, ignore_errors=True)

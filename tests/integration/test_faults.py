@@ -1,11 +1,14 @@
 """Faults during a study, with a Redis and a Celery worker of the test's own (never the
 shared ones): the broker stopped while participants submit their profiles (PostgreSQL +
-Redis), and the worker killed while it holds a participant's task (on PostgreSQL + Redis and
-on the embedded default, whose broker never re-delivers a fetched task). Each ends with every participant
-complete and the export holding their evaluations."""
+Redis), the worker killed while it holds a participant's task (on PostgreSQL + Redis and
+on the embedded default, whose broker never re-delivers a fetched task), and the database
+server stopped and started again while participants walk the pages (a PostgreSQL cluster of
+the test's own). Each ends with every participant complete and the export holding their
+evaluations."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -24,7 +27,11 @@ from tests.integration.stack import (
     embedded_env,
     free_port,
     manage,
+    own_postgres,
     postgres_redis_env,
+    prepare,
+    running,
+    succeeded_tasks,
 )
 from tests.services import require_executable, require_postgres
 
@@ -220,3 +227,83 @@ def test_a_worker_killed_while_it_holds_a_participants_task(tmp_path: Path, kind
         _complete(env, "comparison", tmp_path, 1)
         ev = pd.read_csv(tmp_path / "export" / "evaluations.csv", keep_default_na=False)
         assert (ev[ev["method"] != "pool_search"]["fallback"] != "").all()
+
+
+#: participants walking at once while the database goes away; seconds it stays away
+DB_FAULT_N, DB_DOWN_S = 16, 3.0
+#: participants walking after a restart with no time away (every kept connection stale)
+DB_AFTER_N = 4
+#: the friendly error page's words (templates/500.html), and Django's bare page's
+FRIENDLY_500, BARE_500 = "Your answers so far are saved", "Server Error (500)"
+
+
+def _walk(env: dict[str, str], url: str, n: int, report: Path, *args: str) -> str:
+    """Concurrent participants (`simulate_participants --verify`); raises when the command
+    fails: a participant stopped, a verification problem, or an error not retried."""
+    try:
+        return manage(env, "simulate_participants", "carloan", "--url", url, "--n", str(n),
+                      "--concurrency", str(n), "--verify", "--report", str(report), "--timeout",
+                      "120", "--time-limit", "180", *args, timeout=240)  # fmt: skip
+    except RuntimeError as exc:
+        figures = json.loads(report.read_text()) if report.exists() else {}
+        keys = ("errors", "retries", "first_failures", "error_pages", "verification")
+        raise AssertionError(f"{exc}\n{ {k: figures.get(k) for k in keys} }") from None
+
+
+def test_a_database_restart_while_participants_walk_the_pages(tmp_path: Path) -> None:
+    """The database server quits at once (as in a crash) while participants are on every
+    kind of page, stays away for a few seconds and comes back. Participants do what the
+    error page asks (wait, reload, send the answer again if the page still asks for it):
+    each finishes, and the database holds every answer once, as sent. Then a restart with
+    no time away: the web threads' and the worker's kept connections are all stale, and
+    participants who arrive next meet no error at all."""
+    n = DB_FAULT_N
+    with (
+        own_postgres() as pg,
+        own_redis() as rd,
+        postgres_redis_env(tmp_path, pg.url, f"redis://127.0.0.1:{rd['port']}") as env,
+    ):
+        env.update(FAST_SWEEP, WEB_CONCURRENCY="2")
+        prepare(env)
+        report = tmp_path / "load.json"
+        # gunicorn's gthread workers with the host-sized settings, the worker as compose runs it
+        with running(env, tmp_path, web_args=("-c", "python:studyapp.config.gunicorn"),
+                     worker_args=("--beat", "--concurrency", "2")) as url:  # fmt: skip
+            outcome: dict[str, object] = {}
+
+            def walk() -> None:
+                try:
+                    outcome["out"] = _walk(env, url, n, report, "--think", "0.2,0.8",
+                                           "--ramp", "4", "--retry-errors", "10")  # fmt: skip
+                except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+                    outcome["error"] = exc
+
+            load = threading.Thread(target=walk, daemon=True)
+            load.start()
+            # some participants are rating their plans, the others still arriving or waiting
+            _wait(lambda: succeeded_tasks(tmp_path) >= n // 4, "participants evaluating", 120)
+            pg.stop("immediate")
+            time.sleep(DB_DOWN_S)
+            pg.start()
+            load.join(240)
+            assert not load.is_alive() and "error" not in outcome, outcome
+            pg.stop("immediate")
+            pg.start()
+            # no --retry-errors: a single error fails the command
+            after = _walk(env, url, DB_AFTER_N, tmp_path / "after.json", "--think", "0")
+        assert "verification OK" in str(outcome["out"]), outcome["out"]
+        figures = json.loads(report.read_text())
+        # the fault was met: server errors, each the friendly page, and reloads got past them
+        assert figures["errors"] > 0 and figures["retries"] > 0, figures
+        pages = figures["error_pages"]
+        assert sum(pages.values()) == figures["errors"], pages  # each an HTTP answer
+        assert all(FRIENDLY_500 in text and BARE_500 not in text for text in pages), pages
+        # caused by the database, and the server's log kept why
+        assert "OperationalError" in (tmp_path / "web.log").read_text()
+        # every participant reached an end page; every rating stored once, as sent
+        assert figures["participants"] == n and figures["failed_participants"] == 0, figures
+        assert set(figures["outcomes"]) <= {"completed", "no_recourse"}, figures["outcomes"]
+        assert figures["verification"] == {"ok": True, "problems": []}
+        assert "verification OK" in after, after
+        assert json.loads((tmp_path / "after.json").read_text())["errors"] == 0
+        _complete(env, "carloan", tmp_path, n + DB_AFTER_N)
