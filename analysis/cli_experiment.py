@@ -107,6 +107,13 @@ def register_reproduce(subparsers: Any) -> None:
     r.add_argument("--runs", type=positive_int, default=2)
     r.add_argument("--epochs", type=positive_int, default=15, help="VAE methods' epochs (15)")
     r.add_argument("--batch", type=positive_int, default=128, help="VAE methods' batch (128)")
+    r.add_argument(
+        "--threads",
+        type=positive_int,
+        default=1,
+        help="threads of BLAS, OpenMP and torch (1: the fastest on a shared machine, and "
+        "numbers that do not depend on the core count)",
+    )
     add_out_folder(r, "gao2023/, gao2023_defects/, sound/, report.md and timing.json")
     add_progress_flag(r)
     r.set_defaults(func=run_reproduce_command)
@@ -123,7 +130,9 @@ def run_reproduce_command(args: argparse.Namespace) -> int:
         return fail(str(exc))
     out.mkdir(exist_ok=True)
     training = {"epochs": args.epochs, "batch": args.batch}
-    seconds = reproduce(args.dataset, out, runs=args.runs, methods=methods, training=training)
+    seconds = reproduce(
+        args.dataset, out, runs=args.runs, methods=methods, training=training, threads=args.threads
+    )
     print(f"{args.dataset}: {out / 'report.md'} ({sum(seconds.values()):.0f} s)")
     return 0
 

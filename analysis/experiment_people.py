@@ -67,16 +67,18 @@ def resampled_indices(
     mi, ma = np.flatnonzero(is_min), np.flatnonzero(~is_min)
     C = draws.counts
     out = np.empty((len(C), 3))
-    out[:, 0] = _centralization(X, is_min, mi, ma, settings, origin, draws)
+    dist = cdist(X[mi], X)  # (m, n): every minority member's distances, computed once
+    out[:, 0] = _centralization(dist, is_min, mi, ma, settings, origin, draws)
     out[:, 1] = _atkinson(unit_labels(origin.kmeans, X), is_min, C)
-    K = np.exp(-cdist(X[mi], X[ma]))
+    K = np.exp(-dist[:, ma])
+    del dist
     cm, cj = C[:, mi], C[:, ma]
     out[:, 2] = np.einsum("bi,bi->b", cm @ K, cj) / (cm.sum(1) * cj.sum(1))
     return out
 
 
 def _centralization(
-    X: np.ndarray,
+    dist: np.ndarray,
     is_min: np.ndarray,
     mi: np.ndarray,
     ma: np.ndarray,
@@ -89,7 +91,7 @@ def _centralization(
     if thr is None:  # nobody within ε: no minority member is central
         return np.zeros(len(C))
     # (m, n), self at distance 0 included; float32 holds these whole counts exactly
-    within = (cdist(X[mi], X) <= thr).astype(np.float32)
+    within = (dist <= thr).astype(np.float32)
     C32 = C.astype(np.float32)
     n_min = C32[:, mi] @ within[:, mi].T  # (B, m): weighted minority neighbours
     n_maj = C32[:, ma] @ within[:, ma].T
@@ -98,7 +100,7 @@ def _centralization(
         cm = C[:, mi]
         return (cm * central).sum(1) / cm.sum(1)
     # the authors' zip, on each resample in its drawn order (replicated defect (a))
-    pos = np.full(len(X), -1)
+    pos = np.full(len(is_min), -1)
     pos[mi] = np.arange(len(mi))
     vals = np.empty(len(C))
     for b, row in enumerate(draws.idx):

@@ -33,6 +33,7 @@ from analysis.experiment_paper import (
     paper_origin,
 )
 from analysis.experiment_settings import ExperimentSettings, merge_params, preset
+from analysis.experiment_threads import thread_limit
 from analysis.paired import INDICES, MORE_IS_WORSE
 
 #: the paper-style loader of a data set, where there is one
@@ -50,9 +51,17 @@ def setting(name: str) -> ExperimentSettings:
 
 
 def run_setting(
-    dataset: str, name: str, out: Path, *, runs: int, methods: list[str], training: dict
+    dataset: str,
+    name: str,
+    out: Path,
+    *,
+    runs: int,
+    methods: list[str],
+    training: dict,
+    threads: int | None = 1,
 ) -> float:
-    """One setting's experiment into out/name; its wall time in seconds."""
+    """One setting's experiment into out/name, with `threads` threads per numeric library
+    (`analysis.experiment_threads`); its wall time in seconds."""
     st = setting(name)
     data = PAPER_DATA.get(dataset, dataset) if st.preset == "gao2023" else dataset
     labels = [m for m in methods if m.split("/", 1)[0] in CAPS]
@@ -61,17 +70,20 @@ def run_setting(
     folder = out / name
     folder.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
-    run_experiment(
-        data,
-        methods,
-        runs,
-        folder,
-        progress=False,
-        params=params,
-        training=training,
-        settings=st,
-        record={"reproduction": {"setting": name, "paper_dataset": dataset}},
-    )
+    with thread_limit(threads):
+        run_experiment(
+            data,
+            methods,
+            runs,
+            folder,
+            progress=False,
+            params=params,
+            training=training,
+            settings=st,
+            record={
+                "reproduction": {"setting": name, "paper_dataset": dataset, "threads": threads}
+            },
+        )
     return time.perf_counter() - t0
 
 
@@ -131,7 +143,10 @@ def report(
         f"{training.get('epochs', 'default')}, batch {training.get('batch', 'default')}, IBR/"
         "CCHVAE 30 search shells, CRUDS 10 rounds (all settings alike). Data: "
         f"`{PAPER_DATA.get(dataset, dataset)}` under gao2023, `{dataset}` under sound. "
-        "Intervals: " + ", ".join(sorted(set(results["sound"]["interval"].dropna()))) + ".",
+        "Intervals: "
+        + ", ".join(sorted(set(results["sound"]["interval"].dropna())))
+        + "."
+        + f" Threads per numeric library: {meta.get('reproduction', {}).get('threads', 'default')}.",
         "Wall time: "
         + ", ".join(f"{n} {seconds[n]:.0f} s" for n in SETTINGS if n in seconds)
         + f"; load average at the end {', '.join(f'{x:.2f}' for x in load)}.",
@@ -200,12 +215,18 @@ def rewrite(dataset: str, out: Path) -> None:
 
 
 def reproduce(
-    dataset: str, out: Path, *, runs: int, methods: list[str], training: dict[str, Any]
+    dataset: str,
+    out: Path,
+    *,
+    runs: int,
+    methods: list[str],
+    training: dict[str, Any],
+    threads: int | None = 1,
 ) -> dict[str, float]:
     seconds: dict[str, float] = {}
     for name in SETTINGS:
         seconds[name] = run_setting(
-            dataset, name, out, runs=runs, methods=methods, training=training
+            dataset, name, out, runs=runs, methods=methods, training=training, threads=threads
         )
     (out / "report.md").write_text(report(dataset, out, methods, seconds))
     total = {
