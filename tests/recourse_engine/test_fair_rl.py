@@ -87,7 +87,9 @@ def test_seeded_training_is_reproducible_and_pickles(scenario, fitted, tmp_path)
     assert np.array_equal(a.counterfactuals, c.counterfactuals, equal_nan=True)
     for i in (0, 7, 23):  # a person's plan does not depend on who else is in the batch
         alone = fitted.get_counterfactuals(x[i : i + 1]).counterfactuals
-        assert np.array_equal(a.counterfactuals[i : i + 1], alone, equal_nan=True)
+        # the same plan; the policy runs in float32, whose batched and single-row kernels
+        # round differently in the last digits of a continuous item
+        np.testing.assert_allclose(a.counterfactuals[i : i + 1], alone, rtol=1e-6, atol=0)
     path = save_method(fitted, tmp_path / "fair_rl.joblib")
     d = load_method(path, data.schema).get_counterfactuals(x[:1])  # one participant
     assert np.array_equal(a.counterfactuals[:1], d.counterfactuals, equal_nan=True)

@@ -92,3 +92,23 @@ def test_summary_dict_layout_and_cli_json(fitted, tmp_path):
     assert written["smooth"]["s(sparsity)"]["F"] == pytest.approx(
         summary["smooth"]["s(sparsity)"]["F"], rel=1e-9
     )
+
+
+def test_smooth_test_takes_a_rank_deficient_term():
+    """A by-level's smooth with fewer distinct values than columns: X_j'X_j is singular and
+    can round to a matrix with a tiny negative eigenvalue, which Cholesky refuses (mgcv's QR
+    of X_j never fails); the test still runs, with the root's cross-product equal to X_j'X_j."""
+    from analysis.gamm import inference as inf
+
+    rng = np.random.default_rng(3)
+    q, _ = np.linalg.qr(rng.normal(size=(7, 7)))
+    vals = np.array([38.7, 12.0, 6.5, 3.1, 1.2, 0.4, -3e-15])  # rank 6, rounded below zero
+    xtx = (q * vals) @ q.T
+    xtx = (xtx + xtx.T) / 2
+    with pytest.raises(np.linalg.LinAlgError):
+        np.linalg.cholesky(xtx)
+    root = inf._cross_product_root(xtx)
+    assert np.allclose(root, np.triu(root))
+    np.testing.assert_allclose(root.T @ root, xtx, rtol=0, atol=1e-9 * np.abs(xtx).max())
+    res = inf.smooth_test(rng.normal(size=7), xtx, np.eye(7) * 0.1, 5.4, 30.0)
+    assert np.isfinite(res.stat) and 0.0 <= res.p <= 1.0
