@@ -52,6 +52,7 @@ import pandas as pd
 from analysis.experiment_defects import ebr_farthest, zero_fill
 from analysis.experiment_factuals import FACTUAL_COLUMNS, column_mean, factual_frame
 from analysis.experiment_figure import scatter
+from analysis.experiment_memo import RunMemo, digest, memoised, params_key
 from analysis.experiment_people import PeopleDraws, resampled_indices
 from analysis.experiment_settings import DEFECTS_NOTE, ExperimentSettings
 from analysis.experiment_space import (
@@ -187,16 +188,20 @@ def run_once(
     training: dict[str, Any] | None = None,
     settings: ExperimentSettings | None = None,
     people: bool = False,
+    memo: RunMemo | None = None,
 ) -> tuple[list[dict[str, Any]], dict[str, Any]]:
     """One run: metric rows (method, metric, value; `before` and `diff` = after − before for
     the indices) and the counterfactuals per method (`outputs["data"]`: the population).
     `outputs["factuals"]`: the per-factual frame of each method; with `people`,
-    `outputs["people"]`: each method's (B, 3) resampled changes of the indices."""
+    `outputs["people"]`: each method's (B, 3) resampled changes of the indices. `memo`:
+    the decision model, the methods' results and the original's K-Means and ε, shared with
+    another setting's run (`analysis.experiment_memo`)."""
     st = settings or ExperimentSettings()
     ref = data.codes
     if st.population == "train":
         data = training_split(data, st.train_share, seed)
-    model = train_decision_model(data, seed, st.classifier)
+    dkey = (digest(data.codes, data.y, data.group), seed, st.classifier)
+    model = memoised(memo, ("model", dkey), lambda: train_decision_model(data, seed, st.classifier))
     rejected = ~np.asarray(model.approves(data.codes), dtype=bool)
     factuals = data.codes[rejected]
     groups = data.group
@@ -205,7 +210,7 @@ def run_once(
     def space(codes: np.ndarray) -> np.ndarray:
         return index_features(data, codes, st.index_space, st.scaling, ref)
 
-    origin = indices_under(space(data.codes), groups, ix, seed=seed)
+    origin = indices_under(space(data.codes), groups, ix, seed=seed, memo=memo)
     before = {k: float(getattr(origin, k)) for k in INDICES}
     rows: list[dict[str, Any]] = [
         {"method": "origin", "metric": k, "value": v, "before": v, "diff": 0.0}
@@ -223,10 +228,34 @@ def run_once(
         draws = PeopleDraws.draw(len(data), st.people_resamples, seed)
         people_before = resampled_indices(space(data.codes), groups, ix, origin, draws)
     for name in methods:
-        method = make_method(name, seed, (params or {}).get(name), training)
-        method.progress = progress
-        method.fit(data, model)
-        res = method.get_counterfactuals(factuals)
+
+        def compute(name: str = name) -> tuple[RecourseMethod, Any, pd.DataFrame, dict]:
+            method = make_method(name, seed, (params or {}).get(name), training)
+            method.progress = progress
+            method.fit(data, model)
+            res = method.get_counterfactuals(factuals)
+            per = factual_frame(
+                data.schema,
+                model,
+                factuals,
+                res.counterfactuals,
+                rows_rejected,
+                groups[rejected],
+                seed=seed,
+                cap=st.factual_cap,
+            )
+            metrics = recourse_metrics(data, model, factuals, res, groups[rejected], seed, per)
+            return method, res, per, metrics
+
+        mkey = (
+            "method",
+            dkey,
+            name,
+            params_key((params or {}).get(name)),
+            params_key(training),
+            st.factual_cap,
+        )
+        method, res, per, metrics = memoised(memo, mkey, compute)
         outputs[name] = res
         after = data.codes.copy()
         moved = np.flatnonzero(rejected)[res.valid]
@@ -243,19 +272,9 @@ def run_once(
         if people and st.people_resamples:
             after = resampled_indices(x_after, groups, ix, origin, draws)
             outputs["people"][name] = after - people_before
-        per = factual_frame(
-            data.schema,
-            model,
-            factuals,
-            res.counterfactuals,
-            rows_rejected,
-            groups[rejected],
-            seed=seed,
-            cap=st.factual_cap,
-        )
         outputs["factuals"][name] = per
         vals: dict[str, float] = {k: float(getattr(post, k)) for k in INDICES}
-        vals.update(recourse_metrics(data, model, factuals, res, groups[rejected], seed, per))
+        vals.update(metrics)
         vals["worse_indices"] = float(
             sum(
                 (vals[k] > before[k]) if worse else (vals[k] < before[k])
@@ -377,9 +396,11 @@ def run_experiment(
     subsample: int | None = SUBSAMPLE,
     settings: ExperimentSettings | None = None,
     record: dict[str, Any] | None = None,
+    memo: RunMemo | None = None,
 ) -> pd.DataFrame:
     """All runs; writes settings.json, runs.csv, factuals.csv, results.csv, results.md and
-    figure.png into out_dir (which exists). `record`: extra entries for settings.json (the command's)."""
+    figure.png into out_dir (which exists). `record`: extra entries for settings.json (the
+    command's); `memo`: work shared with another setting's experiment (`run_once`)."""
     st = settings or ExperimentSettings()
     rows: list[dict[str, Any]] = []
     first: tuple[Dataset, dict[str, Any]] | None = None
@@ -403,6 +424,7 @@ def run_experiment(
             training=training,
             settings=st,
             people=people,
+            memo=memo,
         )
         rows += [{"run": r, "seed": seed + r, **row} for row in got]
         for name, frame in outputs["factuals"].items():

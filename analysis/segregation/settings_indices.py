@@ -109,16 +109,30 @@ def indices_under(
     *,
     origin: IndexResult | None = None,
     seed: int = 0,
+    memo: Any = None,
 ) -> IndexResult:
     """The three indices under `settings`. For a post-recourse population pass the original's
-    IndexResult as `origin`: its minority, ε and K-Means are reused."""
+    IndexResult as `origin`: its minority, ε and K-Means are reused. `memo` (an
+    `analysis.experiment_memo.RunMemo`): the original's K-Means and ε, keyed by the
+    population and the settings they depend on, shared between settings."""
     Xa = as_population(X)
     minority = None if origin is None else origin.minority
     is_min, _ = split_groups(groups, minority)
     if origin is None:
+        from analysis.experiment_memo import digest, memoised
+
         km_seed = seed if settings.kmeans_seed is None else settings.kmeans_seed
-        km = fit_kmeans(Xa, settings.clusters, settings.kmeans_inits, km_seed)
-        eps = minority_eps(Xa, is_min, settings.eps_quantile, settings.eps_pairs)  # type: ignore[arg-type]
+        pop = digest(Xa, is_min)
+        km = memoised(
+            memo,
+            ("kmeans", pop, settings.clusters, settings.kmeans_inits, km_seed),
+            lambda: fit_kmeans(Xa, settings.clusters, settings.kmeans_inits, km_seed),
+        )
+        eps = memoised(
+            memo,
+            ("eps", pop, settings.eps_quantile, settings.eps_pairs),
+            lambda: minority_eps(Xa, is_min, settings.eps_quantile, settings.eps_pairs),  # type: ignore[arg-type]
+        )
     else:
         km, eps = origin.kmeans, origin.eps
     thr = threshold(eps, settings.eps_comparison)
