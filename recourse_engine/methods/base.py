@@ -204,6 +204,33 @@ def snap(layout: Layout, z_factual: np.ndarray, z_cand: np.ndarray) -> np.ndarra
     return out.reshape(shape)
 
 
+#: flattened candidate rows snapped and judged at a time: the intermediate arrays of the
+#: searches (decoder layers, the model's hidden units) then stay in the CPU caches, which
+#: makes a shell several times faster than one pass over all of it. Rows are independent;
+#: the one thing the blocks can change is the last bit of a float32 matrix product (the
+#: VAE decoders), whose kernel may round a row differently with another number of rows.
+#: On COMPAS (sex) every method's counterfactuals came out identical to one pass.
+CANDIDATE_BLOCK = 8192
+
+
+def judged_candidates(
+    method: RecourseMethod, zf: np.ndarray, raw: Callable[[slice], np.ndarray], samples: int
+) -> tuple[np.ndarray, np.ndarray]:
+    """Snapped candidates (n, samples, p) and the model's verdicts (n, samples) for n
+    factuals zf, `samples` each: `raw(rows)` gives the raw candidates of the flattened rows
+    `rows` (row r belongs to factual r // samples), computed block by block."""
+    n, p = zf.shape
+    total = n * samples
+    cand = np.empty((total, p))
+    ok = np.empty(total, dtype=bool)
+    owner = np.repeat(np.arange(n), samples)
+    for c0 in range(0, total, CANDIDATE_BLOCK):
+        rows = slice(c0, min(c0 + CANDIDATE_BLOCK, total))
+        cand[rows] = snap(method.layout, zf[owner[rows]], raw(rows))
+        ok[rows] = method.approves_z(cand[rows])
+    return cand.reshape(n, samples, p), ok.reshape(n, samples)
+
+
 def _check_factuals(schema: FeatureSchema, factuals: Any) -> np.ndarray:
     try:
         x = np.asarray(factuals, dtype=float)

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from .base import RecourseMethod, nearest_valid, snap
+from .base import RecourseMethod, judged_candidates, nearest_valid
 
 
 def layer_samples(
@@ -45,10 +45,10 @@ class GrowingSpheres(RecourseMethod):
             delta = layer_samples(
                 rng, len(todo), self.n_samples, cols.size, t * self.step, (t + 1) * self.step
             )
-            cand = np.repeat(zt[:, None, :], self.n_samples, axis=1)
-            cand[:, :, cols] += delta
-            cand = snap(lay, zt[:, None, :], cand)
-            ok = self.approves_z(cand.reshape(-1, z.shape[1])).reshape(len(todo), -1)
+            raw = np.repeat(zt[:, None, :], self.n_samples, axis=1)
+            raw[:, :, cols] += delta
+            flat = raw.reshape(-1, z.shape[1])
+            cand, ok = judged_candidates(self, zt, lambda rows, f=flat: f[rows], self.n_samples)
             picked, found = nearest_valid(zt, cand, ok)
             out[todo[found]] = picked[found]
             todo = todo[~found]

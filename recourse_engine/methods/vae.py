@@ -10,7 +10,7 @@ from typing import Any
 
 import numpy as np
 
-from .base import RecourseMethod, nearest_valid, snap
+from .base import RecourseMethod, judged_candidates, nearest_valid
 from .growing_spheres import layer_samples
 
 
@@ -120,10 +120,11 @@ def latent_sphere_search(
         lat = mu[todo][:, None, :] + layer_samples(
             rng, len(todo), n_samples, k, t * step, (t + 1) * step
         )
+        flat = lat.reshape(-1, k)
         owner = np.repeat(todo, n_samples)
-        dec = decode(lat.reshape(-1, k), owner).reshape(len(todo), n_samples, -1)
-        cand = snap(method.layout, z[todo][:, None, :], dec)
-        ok = method.approves_z(cand.reshape(-1, z.shape[1])).reshape(len(todo), -1)
+        cand, ok = judged_candidates(
+            method, z[todo], lambda rows, f=flat, o=owner: decode(f[rows], o[rows]), n_samples
+        )
         picked, found = nearest_valid(z[todo], cand, ok)
         out[todo[found]] = picked[found]
         todo = todo[~found]
