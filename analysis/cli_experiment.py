@@ -104,7 +104,12 @@ def register_reproduce(subparsers: Any) -> None:
     )
     r.add_argument("--dataset", required=True, choices=sorted(TABLE6))
     r.add_argument("--methods", default="ebr,ibr,wachter,gs,cchvae,cruds")
-    r.add_argument("--runs", type=positive_int, default=2)
+    r.add_argument(
+        "--runs",
+        type=positive_int,
+        default=10,
+        help="runs per setting (10: the interval is a bootstrap over runs)",
+    )
     r.add_argument("--epochs", type=positive_int, default=15, help="VAE methods' epochs (15)")
     r.add_argument("--batch", type=positive_int, default=128, help="VAE methods' batch (128)")
     r.add_argument(
