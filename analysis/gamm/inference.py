@@ -14,7 +14,7 @@ from scipy import sparse, stats
 
 from analysis.gamm.chisq import f_ratio_mixture_sf, mixture_sf
 from analysis.gamm.design import Design, TermInfo
-from analysis.gamm.linalg import CrossProducts, Factorization, fixed_penalty
+from analysis.gamm.linalg import CrossProducts, Factorization, cross_product_root, fixed_penalty
 
 DENSE_AIC_MAX_P = 1600
 # random-effect tests with more levels than this first try a cheap Chernoff bound on p; when it
@@ -114,26 +114,6 @@ def term_edfs(design: Design, traces: np.ndarray, frob: np.ndarray) -> dict[str,
 # ---- the smooth test (Wood 2013a) ---------------------------------------------------------
 
 
-def _cross_product_root(xtx: np.ndarray) -> np.ndarray:
-    """Upper-triangular R with R'R = X'X. mgcv takes R from a QR of X, which never fails; from
-    the cross-product, a rank-deficient X (a by-level's smooth with few distinct values) can
-    round to a matrix that is not numerically positive definite, so the smallest diagonal
-    jitter that makes Cholesky succeed is added (relative to the mean diagonal; the root then
-    equals the exact one to that relative precision)."""
-    try:
-        return np.linalg.cholesky(xtx).T
-    except np.linalg.LinAlgError:
-        pass
-    scale = float(np.mean(np.abs(np.diag(xtx)))) or 1.0
-    eye = np.eye(xtx.shape[0])
-    for rel in (1e-14, 1e-12, 1e-10, 1e-8):
-        try:
-            return np.linalg.cholesky(xtx + rel * scale * eye).T
-        except np.linalg.LinAlgError:
-            continue
-    raise np.linalg.LinAlgError("a smooth term's model matrix is numerically singular")
-
-
 def smooth_test(
     coef: np.ndarray, xtx: np.ndarray, vp: np.ndarray, rank: float, res_df: float
 ) -> TestResult:
@@ -149,7 +129,7 @@ def smooth_test(
     eigenvectors' signs are fixed by their first element), so it equals mgcv's only because
     ``basis`` builds mgcv's own columns.
     """
-    r_fac = _cross_product_root(xtx)  # R'R = X_j'X_j, as QR of X_j would give
+    r_fac = cross_product_root(xtx)  # R'R = X_j'X_j, as QR of X_j would give
     v = r_fac @ vp @ r_fac.T
     v = (v + v.T) / 2.0
     vals, vecs = np.linalg.eigh(v)

@@ -190,3 +190,23 @@ def penalty_times_beta(
         else:
             sr[:, t.random_index] = lam[j] * beta_r[:, t.random_index]
     return sf, sr
+
+
+def cross_product_root(xtx: np.ndarray) -> np.ndarray:
+    """Upper-triangular R with R'R = X'X. mgcv takes R from a QR of X, which never fails; from
+    the cross-product, a rank-deficient X (a by-level's smooth with few distinct values) can
+    round to a matrix that is not numerically positive definite, so the smallest diagonal
+    jitter that makes Cholesky succeed is added (relative to the mean diagonal; the root then
+    equals the exact one to that relative precision)."""
+    try:
+        return np.linalg.cholesky(xtx).T
+    except np.linalg.LinAlgError:
+        pass
+    scale = float(np.mean(np.abs(np.diag(xtx)))) or 1.0
+    eye = np.eye(xtx.shape[0])
+    for rel in (1e-14, 1e-12, 1e-10, 1e-8):
+        try:
+            return np.linalg.cholesky(xtx + rel * scale * eye).T
+        except np.linalg.LinAlgError:
+            continue
+    raise np.linalg.LinAlgError("a smooth term's model matrix is numerically singular")

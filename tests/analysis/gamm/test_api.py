@@ -99,6 +99,7 @@ def test_smooth_test_takes_a_rank_deficient_term():
     can round to a matrix with a tiny negative eigenvalue, which Cholesky refuses (mgcv's QR
     of X_j never fails); the test still runs, with the root's cross-product equal to X_j'X_j."""
     from analysis.gamm import inference as inf
+    from analysis.gamm.linalg import cross_product_root
 
     rng = np.random.default_rng(3)
     q, _ = np.linalg.qr(rng.normal(size=(7, 7)))
@@ -107,7 +108,7 @@ def test_smooth_test_takes_a_rank_deficient_term():
     xtx = (xtx + xtx.T) / 2
     with pytest.raises(np.linalg.LinAlgError):
         np.linalg.cholesky(xtx)
-    root = inf._cross_product_root(xtx)
+    root = cross_product_root(xtx)
     assert np.allclose(root, np.triu(root))
     np.testing.assert_allclose(root.T @ root, xtx, rtol=0, atol=1e-9 * np.abs(xtx).max())
     res = inf.smooth_test(rng.normal(size=7), xtx, np.eye(7) * 0.1, 5.4, 30.0)
