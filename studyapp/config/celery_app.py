@@ -9,8 +9,10 @@ time each entry last ran survive restarts.
 """
 
 import os
+import sys
 
 from celery import Celery
+from celery.signals import worker_init, worker_process_init
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.config.settings")
 
@@ -21,3 +23,33 @@ app.autodiscover_tasks(["studyapp.generation", "studyapp.participation"])
 
 #: the scheduler `scripts/run` and the compose worker start beat with
 BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+
+
+def worker_threads() -> int:
+    """Native threads per worker process (STUDYAPP_WORKER_THREADS, default 1).
+
+    A worker runs one task per process and the web server shares the cores; OpenMP, BLAS and
+    torch threads beyond that spin at their barriers waiting for a core, which slows a fit
+    many times over on a small shared host instead of speeding it up."""
+    raw = os.environ.get("STUDYAPP_WORKER_THREADS", "1")
+    try:
+        value = int(raw)
+    except ValueError:
+        raise SystemExit(f"STUDYAPP_WORKER_THREADS must be a whole number, got {raw!r}") from None
+    if not 1 <= value <= 256:
+        raise SystemExit(f"STUDYAPP_WORKER_THREADS must be 1..256, got {value}")
+    return value
+
+
+@worker_init.connect
+@worker_process_init.connect
+def _limit_native_threads(**_: object) -> None:
+    """Before a task runs: libraries loaded later read the environment, loaded ones are told."""
+    n = worker_threads()
+    for name in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ[name] = str(n)
+    from threadpoolctl import threadpool_limits
+
+    threadpool_limits(limits=n)
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(n)

@@ -141,8 +141,19 @@ def fits_run(*, study_id: int) -> dict[str, str]:
     """Fit every queued pool strategy and method of the study (the Celery task's body).
 
     A row is claimed by a conditional update, so two workers never fit the same one.
-    Returns row strategy -> final state.
+    Returns row strategy -> final state. The numeric libraries run on the worker's thread
+    count (`celery_app.worker_threads`, default 1), in the worker and in the command that
+    fits before it returns: threads beyond a shared host's free cores spin at their barriers
+    and slow a fit many times over.
     """
+    from analysis.experiment_threads import thread_limit
+    from studyapp.config.celery_app import worker_threads
+
+    with thread_limit(worker_threads()):
+        return _fits_run(study_id)
+
+
+def _fits_run(study_id: int) -> dict[str, str]:
     study = Study.objects.get(pk=study_id)
     schema = engine.schema_of(study.schema)
     pool = engine.pool_of(study.pool_csv, schema, source=f"study {study.slug} pool")
