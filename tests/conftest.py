@@ -1,27 +1,35 @@
 """Test-run wiring shared by every folder.
 
-The suite runs on two pytest-xdist workers (`scripts/test`: `-n 2 --dist loadgroup`). Tests
-that start their own servers, workers or Chromium (`integration`, `browser`) share one group,
-so they run one after another on one worker, never two stacks at once on the same cores;
-every other test file is a group of its own, so its module fixtures are built once.
+The suite runs on two pytest-xdist workers (`scripts/test`: `-n 2`). The tests that start
+their own servers, workers or Chromium (everything under `tests/integration/` and
+`tests/browser/`) form one unit of work, so they run one after another on one worker, never
+two stacks at once on the same cores; every other test file is a unit of its own, so its
+module fixtures are built once. (xdist's own `--dist loadgroup` marks do not take effect
+with this pytest: xdist renames `item._nodeid`, which pytest 9 no longer reads; the
+scheduler hook below works on the test ids themselves.)
 """
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
-STACK_GROUP = "stack"
+#: the folders whose tests start servers, Celery workers or Chromium
+STACK_DIRS = ("tests/integration/", "tests/browser/")
+STACK_UNIT = "stack"
 
 
-def pytest_configure(config: pytest.Config) -> None:
-    # pytest-xdist registers the marker itself; a run without it (-p no:xdist) needs it too
-    config.addinivalue_line("markers", "xdist_group(name): tests that share one xdist worker")
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    from xdist.scheduler import LoadFileScheduling
 
+    class StackTogether(LoadFileScheduling):
+        """One file per unit of work, except that the stack tests are a single unit."""
 
-def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
-    for item in items:
-        if item.get_closest_marker("xdist_group"):
-            continue
-        heavy = item.get_closest_marker("integration") or item.get_closest_marker("browser")
-        group = STACK_GROUP if heavy else item.nodeid.split("::", 1)[0]
-        item.add_marker(pytest.mark.xdist_group(group))
+        def _split_scope(self, nodeid: str) -> str:
+            if nodeid.startswith(STACK_DIRS):
+                return STACK_UNIT
+            return super()._split_scope(nodeid)
+
+    return StackTogether(config, log)
