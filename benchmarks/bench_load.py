@@ -31,11 +31,12 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.cli import OneLineParser  # noqa: E402 - after the path is set
 from tests.integration.stack import (  # noqa: E402 - after the path is set
     embedded_env,
     postgres_redis_env,
@@ -49,14 +50,8 @@ WORKER_ARGS = {"embedded": ("--pool=solo",), "postgres": ("--concurrency", "2")}
 WEB_ARGS = ("-c", "python:studyapp.config.gunicorn")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, status 2
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        sys.exit(2)
-
-
 def _args(argv: list[str] | None) -> argparse.Namespace:
-    p = _Parser(
+    p = OneLineParser(
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Keep the machine quiet while it runs and compare figures only at a similar "
@@ -123,7 +118,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     return a
 
 
-def _choices(p: _Parser, flag: str, text: str, allowed: tuple[str, ...]) -> list[str]:
+def _choices(p: OneLineParser, flag: str, text: str, allowed: tuple[str, ...]) -> list[str]:
     chosen = [x.strip() for x in text.split(",") if x.strip()]
     bad = [x for x in chosen if x not in allowed]
     if bad or not chosen:

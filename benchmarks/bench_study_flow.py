@@ -21,7 +21,7 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -29,6 +29,7 @@ import pandas as pd
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.cli import OneLineParser  # noqa: E402 - after the path is set
 from tests.integration.stack import (  # noqa: E402 - after the path is set
     embedded_env,
     manage,
@@ -40,14 +41,8 @@ from tests.integration.stack import (  # noqa: E402 - after the path is set
 BACKENDS = ("embedded", "postgres")
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> NoReturn:  # one line, status 2
-        sys.stderr.write(f"{self.prog}: error: {message}\n")
-        sys.exit(2)
-
-
 def _args(argv: list[str] | None) -> argparse.Namespace:
-    p = _Parser(description=__doc__.splitlines()[0])
+    p = OneLineParser(description=__doc__.splitlines()[0])
     p.add_argument("--n", type=int, default=50, help="participants per backend (1..1000)")
     p.add_argument("--backends", default=",".join(BACKENDS), help="embedded,postgres")
     p.add_argument("--pool-size", type=int, default=3683)

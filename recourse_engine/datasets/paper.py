@@ -27,7 +27,7 @@ import pandas as pd
 
 from ..schema import load_schema
 from .base import Dataset, DatasetError
-from .real import _read
+from .real import GMC_MUTABLE, _read
 
 #: the ordered levels of German credit's categorical mutables (virny's labels)
 EMPLOYMENT = ("unemployed", "<1 years", "1<= < 4 years", "4<= <7 years", ">=7 years")
@@ -56,18 +56,8 @@ GERMAN_CATEGORICAL_FIXED = (
     "housing",
 )
 GERMAN_BINARY_FIXED = ("telephone", "foreign-worker", "marital-status")
-GMC_NUMERIC = (
-    "RevolvingUtilizationOfUnsecuredLines",
-    "age",
-    "NumberOfTime30-59DaysPastDueNotWorse",
-    "DebtRatio",
-    "MonthlyIncome",
-    "NumberOfOpenCreditLinesAndLoans",
-    "NumberOfTimes90DaysLate",
-    "NumberRealEstateLoansOrLines",
-    "NumberOfTime60-89DaysPastDueNotWorse",
-    "NumberOfDependents",
-)
+#: the file's numeric columns in its own order (age second)
+GMC_NUMERIC = (GMC_MUTABLE[0], "age", *GMC_MUTABLE[1:])
 
 
 def _key(name: str) -> str:
