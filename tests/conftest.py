@@ -33,3 +33,15 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
             return super()._split_scope(nodeid)
 
     return StackTogether(config, log)
+
+
+@pytest.fixture(scope="module")
+def one_torch_thread():
+    """torch on one thread for a module's tests, restored after: the cores are shared with
+    the other xdist worker and the tests' servers, and extra threads only contend."""
+    import torch
+
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)

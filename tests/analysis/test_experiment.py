@@ -21,16 +21,8 @@ from recourse_engine.datasets import synthetic
 from recourse_engine.methods import get_method
 from recourse_engine.metrics import failure_rate
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    """One thread for torch: the machine is shared (as in tests/recourse_engine/methods)."""
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+#: torch on one thread (tests/conftest.py): the cores are shared
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")

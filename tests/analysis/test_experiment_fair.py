@@ -14,14 +14,8 @@ FAIR = ("success_rate", "proportion_difference", "equal_effectiveness", "equal_c
 QUALITY = ("validity", "gower_similarity", "sparsity", "plausibility")
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+#: torch on one thread (tests/conftest.py): the cores are shared
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_command_writes_the_fairness_metrics_per_method(tmp_path):

@@ -15,14 +15,8 @@ TIMING = {"fit_seconds", "cf_per_second", "wall_seconds"}
 METHODS = ["ebr", "gs"]
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+#: torch on one thread (tests/conftest.py): the cores are shared
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def _numbers(rows: list[dict]) -> list[tuple]:

@@ -28,15 +28,8 @@ from recourse_engine.datasets import fair_scenario, synthetic
 from recourse_engine.methods import get_method
 from recourse_engine.methods.cchvae import adversary_objective
 
-
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+#: torch on one thread (tests/conftest.py): the cores are shared
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 def test_must_show_command_writes_settings_runs_and_paired_columns(tmp_path):

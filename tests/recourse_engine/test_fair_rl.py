@@ -21,14 +21,8 @@ from recourse_engine.schema import load_schema
 SHORT = {"steps": 300}
 
 
-@pytest.fixture(autouse=True, scope="module")
-def _one_torch_thread():
-    import torch
-
-    threads = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(threads)
+#: torch on one thread (tests/conftest.py): the cores are shared
+pytestmark = pytest.mark.usefixtures("one_torch_thread")
 
 
 @pytest.fixture(scope="module")
