@@ -14,6 +14,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from studyapp.release_models import ParticipantRelease, StudyKindAndRelease
+from studyapp.versioned import Versioned
 
 #: languages a study can run in (participant pages and the car-loan texts exist in both)
 STUDY_LANGUAGES = (("en", "English"), ("ja", "日本語 (Japanese)"))
@@ -53,7 +54,7 @@ def default_outcome_codes() -> dict[str, dict[str, str]]:
     return {o: {"code": new_completion_code(), "redirect_url": ""} for o in OUTCOMES}
 
 
-class Study(StudyKindAndRelease, models.Model):
+class Study(Versioned, StudyKindAndRelease, models.Model):
     class State(models.TextChoices):
         DRAFT = "draft", "Draft"
         LIVE = "live", "Live"

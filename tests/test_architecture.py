@@ -51,10 +51,7 @@ def test_the_cycle_check_finds_a_cycle(graph: grimp.ImportGraph) -> None:
 
 def _sources() -> list[Path]:
     return sorted(
-        p
-        for pkg in PACKAGES
-        for p in (ROOT / pkg).rglob("*.py")
-        if "migrations" not in p.parts
+        p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.py") if "migrations" not in p.parts
     )
 
 

@@ -114,6 +114,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # IMMEDIATE transactions take the write lock up front instead of failing on upgrade.
     # Connections are kept between requests as on PostgreSQL (an idle connection in
     # autocommit holds no lock); opening one and setting its pragmas costs every request.
+    # Writers queue on a lock that wakes them, not in SQLite's sleeping busy handler
+    # (studyapp/sqlite_backend).
+    DATABASES["default"]["ENGINE"] = "studyapp.sqlite_backend"
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 30,
         "transaction_mode": "IMMEDIATE",

@@ -4,15 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Count, Exists, OuterRef, QuerySet
+from django.db.models import Count, Exists, F, OuterRef, QuerySet
 
 from studyapp.models import Evaluation, Participant, Recourse, Study
+from studyapp.participation.study_cache import STUDY_LARGE, study_at
 
 S = Participant.State
-
-#: Study columns a participant request never needs: the counterfactual pool (hundreds of KB)
-#: and the uploaded decision model. Read lazily where one is needed (the profile's decision).
-STUDY_LARGE = ("pool_csv", "decision_model_blob")
 
 
 def studies_light() -> QuerySet[Study]:
@@ -21,22 +18,30 @@ def studies_light() -> QuerySet[Study]:
 
 
 def study_get_live(*, slug: str) -> Study | None:
-    return studies_light().filter(slug=slug, state=Study.State.LIVE).first()
+    """The live study with this link, from the per-process cache when it is current."""
+    rows = Study.objects.filter(slug=slug, state=Study.State.LIVE).values_list("pk", "updated_at")
+    try:  # the slug is unique: get(), no ORDER BY
+        return study_at(*rows.get())
+    except Study.DoesNotExist:
+        return None
 
 
 def participant_get(*, code: str) -> Participant | None:
-    """The participant with their study (without its large columns) and their profile, in
-    one query: every participant page reads the study, the plan pages the profile."""
+    """The participant with their profile, and their study (without its large columns) as
+    of its version read in the same query: every participant page reads the study, the
+    plan pages the profile."""
     if not code or len(code) > 40:
         return None
     try:  # get(), not first(): the code is unique, and no ORDER BY to build
-        return (
-            Participant.objects.select_related("study", "profile")
-            .defer(*(f"study__{name}" for name in STUDY_LARGE))
+        p = (
+            Participant.objects.select_related("profile")
+            .annotate(study_version=F("study__updated_at"))
             .get(code=code)
         )
     except Participant.DoesNotExist:
         return None
+    p.study = study_at(p.study_id, p.study_version)
+    return p
 
 
 #: what the waiting page's status poll reads (`waiting.waiting_check`)

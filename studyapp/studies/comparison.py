@@ -26,8 +26,7 @@ from studyapp.studies import carloan, updates
 COMPARISON_DESIGN = "proximate:1,wachter:1,gs:1,ebr_generated:1,random:1"
 #: every recourse method of the engine, for a study that compares them all
 ALL_METHODS_DESIGN = (
-    "proximate:1,wachter:1,gs:1,cchvae:1,cruds:1,causal:1,ebr_generated:1,ibr_generated:1,"
-    "fair_rl:1"
+    "proximate:1,wachter:1,gs:1,cchvae:1,cruds:1,causal:1,ebr_generated:1,ibr_generated:1,fair_rl:1"
 )
 #: settings of the methods that need more than their defaults
 METHOD_PARAMS: dict[str, dict[str, Any]] = {

@@ -18,6 +18,7 @@ from tests.integration.stack import embedded_env, manage, prepare, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
+
 @pytest.fixture
 def driver() -> Iterator[object]:
     d = start_chromium("412,915")  # a phone

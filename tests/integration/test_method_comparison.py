@@ -38,9 +38,7 @@ def test_each_recourse_method_supplies_recourses_with_a_real_worker(tmp_path: Pa
             out = manage(env, "simulate_participants", "comparison", "--n", "10", "--url", url,
                          "--timeout", "120", timeout=600)  # fmt: skip
             assert out.startswith("10 participants in comparison:"), out
-        manage(
-            env, "export_study", "comparison", "--out", str(tmp_path / "export"), "--with-test"
-        )
+        manage(env, "export_study", "comparison", "--out", str(tmp_path / "export"), "--with-test")
         model_path = tmp_path / "model.joblib"
         manage(env, "shell", "-v0", "-c", DUMP_MODEL.replace("sys.argv[-1]", repr(str(model_path))))
     worker_log = (tmp_path / "worker.log").read_text()

@@ -15,6 +15,7 @@ from recourse_engine import carloan_schema, synth_pool
 from studyapp.config.celery_app import app as celery_app
 from studyapp.generation import engine
 from studyapp.models import Participant, Study
+from studyapp.participation import study_cache
 from studyapp.studies import carloan, services
 
 # Unit tests never reach a real broker: a task that is not run eagerly stays in memory.
@@ -40,6 +41,7 @@ PROFILE = {it.key: "1" for it in SCHEMA.items}
 @pytest.fixture(autouse=True)
 def _fresh_engine_cache() -> Iterator[None]:
     engine.clear_cache()
+    study_cache.forget()  # tables are emptied between tests, so ids come round again
     yield
     engine.clear_cache()
 

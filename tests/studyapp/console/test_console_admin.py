@@ -183,7 +183,9 @@ def test_change_settings_and_eligibility(draft: Study, owner_client: Client) -> 
     assert occupation["eligible"] == [1, 2]
     assert list(draft.conditions.values_list("name", "design")) == [("balanced", "random:3")]
     quotas = draft.quotas.order_by("pk")
-    assert [(q.condition.name if q.condition else "", q.screening_key, q.limit) for q in quotas] == [
+    assert [
+        (q.condition.name if q.condition else "", q.screening_key, q.limit) for q in quotas
+    ] == [
         ("balanced", "", 20),
         ("", "gender", 9),
     ]

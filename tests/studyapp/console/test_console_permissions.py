@@ -22,9 +22,7 @@ PAGES = {
 
 
 def _staff_owner(codenames: list[str]) -> tuple[Any, Any]:
-    user = get_user_model().objects.create_user(
-        f"r{len(codenames)}", "", PASSWORD, is_staff=True
-    )
+    user = get_user_model().objects.create_user(f"r{len(codenames)}", "", PASSWORD, is_staff=True)
     user.user_permissions.set(
         Permission.objects.filter(content_type__app_label="studyapp", codename__in=codenames)
     )

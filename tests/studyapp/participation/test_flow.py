@@ -124,7 +124,10 @@ def test_screen_out(walker: Walker, study) -> None:
     r = walker.screening({**walker_eligible(), "occupation": "9"})
     assert r.status_code == 302
     p = walker.participant
-    assert p.state == S.SCREENED_OUT and p.completion_code == study.outcome_codes["screened_out"]["code"]
+    assert (
+        p.state == S.SCREENED_OUT
+        and p.completion_code == study.outcome_codes["screened_out"]["code"]
+    )
     assert study.outcome_codes["screened_out"]["code"] in walker.get().content.decode()
 
 

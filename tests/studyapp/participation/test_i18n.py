@@ -70,10 +70,14 @@ def test_every_entry_is_translated_with_its_placeholders() -> None:
 
 def test_every_msgid_in_the_sources_is_in_the_catalogue(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
     """makemessages over a copy of the participant-facing templates and modules."""
-    shutil.copytree(ROOT / "studyapp" / "templates" / "studyapp", tmp_path / "templates" / "studyapp")
+    shutil.copytree(
+        ROOT / "studyapp" / "templates" / "studyapp", tmp_path / "templates" / "studyapp"
+    )
     (tmp_path / "studyapp").mkdir()
     for name in SOURCES:
-        shutil.copy(ROOT / "studyapp" / "participation" / f"{name}.py", tmp_path / "studyapp" / f"{name}.py")
+        shutil.copy(
+            ROOT / "studyapp" / "participation" / f"{name}.py", tmp_path / "studyapp" / f"{name}.py"
+        )
     (tmp_path / "locale").mkdir()
     monkeypatch.chdir(tmp_path)
     with override_settings(LOCALE_PATHS=[str(tmp_path / "locale")]):

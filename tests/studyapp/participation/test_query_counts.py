@@ -18,10 +18,12 @@ from django.test.utils import CaptureQueriesContext
 
 from studyapp.generation.services import recourses_generate
 from studyapp.models import Participant, Study
+from studyapp.participation import study_cache
 from studyapp.participation.selectors import STUDY_LARGE
 from tests.studyapp.conftest import ELIGIBLE, PROFILE, Walker, start
 
-#: participant_get: the participant with their study (large columns deferred) and profile
+#: participant_get: the participant with their profile and their study's version (the
+#: study itself comes from the process's cache, `participation.study_cache`)
 GET = 1
 #: a first view records the visit: one INSERT ... ON CONFLICT DO UPDATE (no transaction)
 FIRST_VIEW = 1
@@ -49,7 +51,10 @@ def _check(run: Callable[[], Any], most: int, what: str) -> Any:
 
 def test_queries_per_page_type(study: Study) -> None:
     client = Client()
-    # welcome: the live study by its slug (large columns deferred)
+    study_cache.forget()
+    # welcome: the live study's id and version by its slug, then, once per process and
+    # version, the study itself (large columns deferred)
+    _check(lambda: client.get(f"/s/{study.slug}/"), 2, "welcome, first in this process")
     _check(lambda: client.get(f"/s/{study.slug}/"), 1, "welcome")
     w = start(client, study)
     url = w.url

@@ -47,7 +47,10 @@ def test_a_valid_configuration_is_normalised() -> None:
     assert stored["texts"] == {"en": {"consent": "Agree?"}}  # blanks fall back, not stored
     assert stored["attention_checks"] == [{**BLUE, "prompt": "Choose Blue."}]
     assert stored["eligibility"] == {"occupation": [1, 2]}
-    assert stored["conditions"] == [{"name": "a", "design": ""}, {"name": "b", "design": "random:1"}]
+    assert stored["conditions"] == [
+        {"name": "a", "design": ""},
+        {"name": "b", "design": "random:1"},
+    ]
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,1 @@
+"""Django's SQLite backend with a writer queue: see `base.py`."""
