@@ -117,6 +117,9 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Writers queue on a lock that wakes them, not in SQLite's sleeping busy handler
     # (studyapp/sqlite_backend).
     DATABASES["default"]["ENGINE"] = "studyapp.sqlite_backend"
+    # tests: Django's in-memory test database, stated (pytest-django recognises the SQLite
+    # default only by Django's own engine name)
+    DATABASES["default"]["TEST"] = {"NAME": ":memory:"}
     DATABASES["default"]["OPTIONS"] = {
         "timeout": 30,
         "transaction_mode": "IMMEDIATE",

@@ -269,6 +269,7 @@ class EvaluationPage(Page):
     def __init__(self, participant: Participant) -> None:
         super().__init__(participant)
         plans = selectors.participant_plans(participant=participant)  # one query for both
+        self.plans = plans
         self.recourse = next((r for r in plans if not r.done), None)
         self.schema = engine.schema_of(self.schema_texts)
         self.total = len(plans)
@@ -331,6 +332,7 @@ class EvaluationPage(Page):
             attention_answers=attention_answers(data),
             answers=question_answers(data),
             item_order=[q.key for q in self.items],
+            plans=self.plans,
         )
 
 

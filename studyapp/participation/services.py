@@ -8,6 +8,7 @@ back button) or a re-delivered task changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime
 from functools import partial
 from typing import Any
 
@@ -131,15 +132,22 @@ def _locked(participant: Participant, expected: str, page: str) -> Participant:
     return p
 
 
-def _close_visit(
-    p: Participant, page: str, *, timed_out: bool = False, fetch: bool = False
-) -> PageVisit | None:
-    """Record leaving a page; `fetch`: also return the visit (its time on the page)."""
+def _close_visit(p: Participant, page: str, *, timed_out: bool = False) -> datetime:
+    """Record leaving a page; returns the time it was left."""
     now = timezone.now()
     PageVisit.objects.filter(participant=p, page=page, exited_at__isnull=True).update(
         exited_at=now, timeout_happened=timed_out
     )
-    return PageVisit.objects.filter(participant=p, page=page).first() if fetch else None
+    return now
+
+
+def _entered_at(p: Participant, page: str) -> datetime | None:
+    """When the participant first saw the page (its visit's entry), if recorded."""
+    return (
+        PageVisit.objects.filter(participant=p, page=page)
+        .values_list("entered_at", flat=True)
+        .first()
+    )
 
 
 def page_visit_enter(*, participant: Participant, page: str) -> None:
@@ -169,8 +177,8 @@ def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) ->
     participants cannot both take the last place of a cell.
     """
     qs = screening.questions(participant.study.schema)
+    quotas = assignment.screening_quotas(participant.study)  # the cells; counted below
     with transaction.atomic():
-        quotas = assignment.screening_quotas(participant.study)
         if quotas:
             Study.objects.select_for_update().filter(pk=participant.study_id).only("pk").first()
         p = _locked(participant, S.SCREENING, "screening")
@@ -324,10 +332,14 @@ def profile_submit(
     schema = engine.schema_of(participant.study.schema)
     codes = profile_codes(schema, values)
     checks, answers = _attention_answers(participant.study, "profile", attention_answers)
+    # the decision before the transaction: it holds the database's writer lock on SQLite,
+    # and the income it needs was fixed at the screening, before this page
+    model = _decision_model(participant.study)
+    rejected = rejects_factual(model, codes, participant.income_jpy)
     with transaction.atomic():
         p = _locked(participant, S.PROFILE, "profile")
-        model = _decision_model(p.study)
-        rejected = rejects_factual(model, codes, p.income_jpy)
+        if p.income_jpy != participant.income_jpy:  # cannot happen after the screening
+            rejected = rejects_factual(model, codes, p.income_jpy)
         Profile.objects.create(
             participant=p,
             values={k: values[k] for k in schema.keys},
@@ -369,6 +381,7 @@ def evaluation_submit(
     attention_answers: Mapping[str, Any] | None = None,
     answers: Mapping[str, Any] | None = None,
     item_order: Sequence[str] = (),
+    plans: Sequence[Any] | None = None,
 ) -> Evaluation:
     """Store one evaluation of the participant's current recourse (with the answers to the
     study's own evaluation-page items and the order they were shown in); the last one
@@ -376,57 +389,73 @@ def evaluation_submit(
 
     An attention check on this plan's page is recorded with it; when the study's END rule
     applies, the evaluation is kept and the participant ends with failed attention.
+
+    Everything is checked before the transaction, which then holds only the writes (on
+    SQLite it holds the database's one writer lock): under the participant's row lock it
+    re-checks what another request could have changed meanwhile (their state; this plan
+    rated by a double submit). `plans`: the participant's plans with their `done` flag when
+    the caller has just read them (`selectors.participant_plans`).
     """
     for name, value in (("acceptance", acceptance), ("action", action)):
         if not isinstance(value, int) or not 1 <= value <= 7:
             raise RejectedSubmission(
                 _("%(name)s must be a whole number from 1 to 7.") % {"name": name}
             )
+    if plans is None:
+        plans = selectors.participant_plans(participant=participant)
+    recourse = next((r for r in plans if str(r.pk) == str(recourse_id)), None)
+    if recourse is None:
+        raise RejectedSubmission(
+            _("This answer does not belong to any of your plans; nothing was stored.")
+        )
+    already = StaleSubmission(
+        _(
+            "Your answers to plan %(position)s were already saved and are kept. "
+            "Please continue below."
+        )
+        % {"position": recourse.position}
+    )
+    if recourse.done:
+        raise already
+    finished = StaleSubmission(_("This study is already finished; your answers are kept."))
+    if participant.state != S.EVALUATING:
+        raise finished
+    current = next((r for r in plans if not r.done), None)
+    if current is None or current.pk != recourse.pk:
+        raise RejectedSubmission(
+            _("Plans are answered in order; this one is not next. Nothing was stored.")
+        )
+    unknown = sorted(set(impossible) - set(recourse.changed))
+    if unknown:
+        raise RejectedSubmission(
+            _("Only changed items can be marked impossible, not: %(items)s.")
+            % {"items": ", ".join(unknown)}
+        )
+    study = participant.study
+    page = f"evaluation-{recourse.position}"
+    checks, attention_given = _attention_answers(study, page, attention_answers)
+    items = questionnaire.items_for(study, "evaluation")
+    try:
+        extra = questionnaire.answers_check(items, answers or {})
+    except questionnaire.AnswerError as exc:
+        raise RejectedSubmission(str(exc)) from None
+    if sorted(item_order) != sorted(q.key for q in items):
+        raise RejectedSubmission(
+            _("The form was altered and could not be used; nothing was stored.")
+        )
+    item_checks = [c for c in questionnaire.attention_of(items) if c["key"] in extra]
+    checks = [*checks, *item_checks]
+    attention_given.update({c["key"]: extra[c["key"]] for c in item_checks})
+    last = all(r.done or r.pk == recourse.pk for r in plans)
+    entered = _entered_at(participant, page)
     with transaction.atomic():
         p = _lock(participant)
-        plans = selectors.participant_plans(participant=p)  # each with `done`, in one query
-        recourse = next((r for r in plans if str(r.pk) == str(recourse_id)), None)
-        if recourse is None:
-            raise RejectedSubmission(
-                _("This answer does not belong to any of your plans; nothing was stored.")
-            )
-        if recourse.done:
-            raise StaleSubmission(
-                _(
-                    "Your answers to plan %(position)s were already saved and are kept. "
-                    "Please continue below."
-                )
-                % {"position": recourse.position}
-            )
         if p.state != S.EVALUATING:
-            raise StaleSubmission(_("This study is already finished; your answers are kept."))
-        current = next((r for r in plans if not r.done), None)
-        if current is None or current.pk != recourse.pk:
-            raise RejectedSubmission(
-                _("Plans are answered in order; this one is not next. Nothing was stored.")
-            )
-        unknown = sorted(set(impossible) - set(recourse.changed))
-        if unknown:
-            raise RejectedSubmission(
-                _("Only changed items can be marked impossible, not: %(items)s.")
-                % {"items": ", ".join(unknown)}
-            )
-        page = f"evaluation-{recourse.position}"
-        checks, attention_given = _attention_answers(p.study, page, attention_answers)
-        items = questionnaire.items_for(p.study, "evaluation")
-        try:
-            extra = questionnaire.answers_check(items, answers or {})
-        except questionnaire.AnswerError as exc:
-            raise RejectedSubmission(str(exc)) from None
-        if sorted(item_order) != sorted(q.key for q in items):
-            raise RejectedSubmission(
-                _("The form was altered and could not be used; nothing was stored.")
-            )
-        item_checks = [c for c in questionnaire.attention_of(items) if c["key"] in extra]
-        checks = [*checks, *item_checks]
-        attention_given.update({c["key"]: extra[c["key"]] for c in item_checks})
-        visit = _close_visit(p, page, fetch=True)
-        seconds = (visit.exited_at - visit.entered_at).total_seconds() if visit else 0.0
+            raise finished
+        if Evaluation.objects.filter(recourse_id=recourse.pk).exists():
+            raise already
+        left = _close_visit(p, page)
+        seconds = (left - entered).total_seconds() if entered is not None else 0.0
         evaluation = Evaluation.objects.create(
             recourse=recourse,
             participant=p,
@@ -442,7 +471,7 @@ def evaluation_submit(
         ends = attention.record(p, checks, attention_given)
         if ends:
             _end(p, S.FAILED_ATTENTION)
-        elif all(r.done or r.pk == recourse.pk for r in plans):
+        elif last:
             then = flow.after(p.study, S.EVALUATING)
             if then == S.COMPLETED:
                 _end(p, S.COMPLETED)

@@ -40,8 +40,19 @@ def _requests(run: Callable[[], Any]) -> tuple[Any, list[str]]:
     return response, [q["sql"] for q in ctx.captured_queries]
 
 
-def _check(run: Callable[[], Any], most: int, what: str) -> Any:
+def _in_transaction(sql: list[str]) -> list[str]:
+    """The statements between BEGIN and COMMIT: on SQLite they hold the writer lock."""
+    begin = next(i for i, s in enumerate(sql) if s.startswith("BEGIN"))
+    end = next(i for i, s in enumerate(sql) if s.startswith("COMMIT"))
+    return sql[begin + 1 : end]
+
+
+def _check(run: Callable[[], Any], most: int, what: str, *, writes_hold: int = 0) -> Any:
+    """`writes_hold`: at most this many statements inside the submit's transaction."""
     response, sql = _requests(run)
+    if writes_hold:
+        held = _in_transaction(sql)
+        assert len(held) <= writes_hold, f"{what} holds the writer for:\n" + "\n".join(held)
     assert response.status_code in (200, 302), (what, response.status_code)
     large = [s for s in sql if any(col in s for col in STUDY_LARGE)]
     assert not large, f"{what} reads a large study column: {large[0][:200]}"
@@ -80,9 +91,10 @@ def test_queries_per_page_type(study: Study) -> None:
         # + the plans with their evaluated flag, in one query
         _check(lambda: client.get(url), GET + 1 + FIRST_VIEW, f"plan {i + 1} page")
         data = walker.evaluation_data()
-        # + the page's plans; the submit: BEGIN, lock, the plans again under the lock, UPDATE
-        # visit, SELECT visit (time on page), INSERT evaluation, UPDATE participant, COMMIT
-        _check(lambda d=data: client.post(url, d), GET + 1 + 8, f"plan {i + 1}")
+        # + the page's plans (the submit checks against them), the visit's entry time; then
+        # the transaction: BEGIN, lock, this plan not rated meanwhile, UPDATE visit, INSERT
+        # evaluation, UPDATE participant, COMMIT
+        _check(lambda d=data: client.post(url, d), GET + 1 + 1 + 7, f"plan {i + 1}", writes_hold=5)
     # an end page: the participant only
     response = _check(lambda: client.get(url), GET, "completion page")
     assert b"completion-code" in response.content
