@@ -19,10 +19,11 @@ import html
 import http.cookiejar
 import json
 import re
+import sys
 import time
-import urllib.error
 import urllib.parse
 import urllib.request
+import weakref
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -32,7 +33,7 @@ from django.test import Client
 from recourse_engine import FeatureSchema, carloan_schema, synth_pool
 from studyapp.generation import engine
 from studyapp.models import Study
-from studyapp.participation import attention, preview, questionnaire, screening
+from studyapp.participation import attention, keepalive, preview, questionnaire, screening
 from studyapp.participation.question_forms import FIELD_PREFIX as QUESTION_PREFIX
 from studyapp.studies.questions import Question
 
@@ -45,6 +46,8 @@ _CODE = re.compile(
     r'id="(completion|screenout|no-recourse|quota-full|failed-attention|withdrew|declined)-code">'
     r"([^<]+)<"
 )
+#: what urllib sent before the client kept its connections (Python-urllib/3.x)
+USER_AGENT = f"Python-urllib/{sys.version_info.major}.{sys.version_info.minor}"
 _OUTCOMES = {
     "completion": "completed",
     "screenout": "screened_out",
@@ -85,37 +88,64 @@ class HttpResponse:
         return json.loads(self.content)
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args: Any, **kwargs: Any) -> None:
-        return None
-
-
 class HttpClient:
-    """A browser-like client for a running server: keeps cookies, sends the CSRF token."""
+    """A browser-like client for a running server: keeps cookies, sends the CSRF token,
+    follows no redirect (the caller reads the 3xx) and keeps one connection per origin
+    open between requests (`keepalive`), reconnecting when the server closed it."""
 
     def __init__(self, base_url: str, timeout: float = 30.0) -> None:
+        keepalive.origin(base_url)  # a clear error now rather than on the first request
         self.base = base_url.rstrip("/")
         self.timeout = timeout
         self.jar = http.cookiejar.CookieJar()
-        self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(self.jar), _NoRedirect()
-        )
+        self._connections: dict[tuple[str, str], keepalive.KeepAlive] = {}
+        # sockets are closed when the client goes, even by a caller that never calls close()
+        weakref.finalize(self, _close_all, self._connections)
+
+    @property
+    def connections_opened(self) -> int:
+        return sum(c.opened for c in self._connections.values())
+
+    @property
+    def requests_resent(self) -> int:
+        return sum(c.resent for c in self._connections.values())
+
+    def close(self) -> None:
+        _close_all(self._connections)
+
+    def _form(self, data: dict[str, Any]) -> bytes:
+        """A form's body with the CSRF token from the cookie, as the page's form posts it."""
+        token = next((c.value for c in self.jar if c.name == "csrftoken"), "")
+        return urllib.parse.urlencode({**data, "csrfmiddlewaretoken": token}, doseq=True).encode()
 
     def _open(self, url: str, data: bytes | None = None) -> HttpResponse:
         full = url if url.startswith("http") else self.base + url
-        try:
-            with self.opener.open(full, data=data, timeout=self.timeout) as r:
-                return HttpResponse(r.status, r.read(), r.headers)
-        except urllib.error.HTTPError as err:  # 3xx/4xx/5xx arrive here without redirects
-            return HttpResponse(err.code, err.read(), err.headers)
+        key = keepalive.origin(full)
+        # a urllib request only for the cookie jar, which reads and fills one
+        request = urllib.request.Request(full, data=data, headers={"User-Agent": USER_AGENT})
+        if data is not None:
+            request.add_header("Content-Type", "application/x-www-form-urlencoded")
+        self.jar.add_cookie_header(request)
+        connection = self._connections.get(key)
+        if connection is None:
+            connection = self._connections[key] = keepalive.KeepAlive(*key, self.timeout)
+        target = request.selector or "/"
+        response, body = connection.request(
+            request.get_method(), target, data, dict(request.header_items())
+        )
+        self.jar.extract_cookies(response, request)
+        return HttpResponse(response.status, body, response.headers)
 
     def get(self, url: str) -> HttpResponse:
         return self._open(url)
 
     def post(self, url: str, data: dict[str, Any]) -> HttpResponse:
-        token = next((c.value for c in self.jar if c.name == "csrftoken"), "")
-        body = urllib.parse.urlencode({**data, "csrfmiddlewaretoken": token}, doseq=True)
-        return self._open(url, body.encode())
+        return self._open(url, self._form(data))
+
+
+def _close_all(connections: dict[tuple[str, str], keepalive.KeepAlive]) -> None:
+    for connection in connections.values():
+        connection.close()
 
 
 def _band_for(q: dict[str, Any], income: float) -> int:

@@ -4,7 +4,8 @@ waiting a think time before it submits a page, with every request timed by page 
 Threads, not processes: a participant spends nearly all its time sleeping (thinking, or
 waiting between status polls as the waiting page's script does), so one process with a
 thread per participant stays cheap in CPU beside the server it loads; the process measures
-its own CPU time so a benchmark can say what the load generator cost.
+its own CPU time so a benchmark can say what the load generator cost. Each participant keeps
+one connection open as a browser does (`bots.HttpClient`, `keepalive`).
 
 Everything a bot submits is kept (`LoadResult.sent`) for `load_verify` to compare with the
 database afterwards.
@@ -20,11 +21,11 @@ pressed again resumes the same participant instead of making a second one.
 from __future__ import annotations
 
 import html
+import http.client
 import random
 import re
 import threading
 import time
-import urllib.parse
 import uuid
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -118,7 +119,9 @@ class TimedClient(HttpClient):
         t0 = time.perf_counter()
         try:
             r = self._open(url, data)
-        except OSError as exc:  # refused, reset, timed out: no HTTP answer
+        # refused, reset, timed out, or an answer cut short: no usable HTTP answer (a lost
+        # keep-alive connection was already reopened and the request sent again if safe)
+        except (OSError, http.client.HTTPException) as exc:
             self.samples.append(
                 Sample(label(HttpResponse(0, b"", {})), time.perf_counter() - t0, 0)
             )
@@ -139,9 +142,7 @@ class TimedClient(HttpClient):
         if hi > 0:
             time.sleep(self.rng.uniform(lo, hi))
         label = "start" if url.startswith("/s/") else f"{page_type(str(data.get('page')))} submit"
-        token = next((c.value for c in self.jar if c.name == "csrftoken"), "")
-        body = urllib.parse.urlencode({**data, "csrfmiddlewaretoken": token}, doseq=True)
-        return self._timed(url, body.encode(), lambda r: label)
+        return self._timed(url, self._form(data), lambda r: label)
 
 
 def _get_label(url: str, r: HttpResponse) -> str:
@@ -285,6 +286,10 @@ class LoadReport:
     retry_errors: int = 0
     #: the text of each server error page received, in arrival order
     error_pages: list[str] = field(default_factory=list)
+    #: TCP connections the bots opened (one per bot while the server keeps them open)
+    connections: int = 0
+    #: requests sent again on a new connection after the server closed a kept one
+    resent: int = 0
 
     @property
     def retries(self) -> int:
@@ -332,6 +337,8 @@ class LoadReport:
             "retries": self.retries,
             "error_pages": _count(self.error_pages),
             "failed_participants": len(self.failed),
+            "connections": self.connections,
+            "resent": self.resent,
             "first_failures": [f"#{r.index} {r.code}: {r.error}" for r in self.failed[:10]],
             "outcomes": _count(r.outcome or "unfinished" for r in self.results),
             "generator_cpu_s": self.cpu_s,
@@ -379,6 +386,18 @@ def run_load(
     deadline = time.monotonic() + time_limit_s
     samples: list[Sample] = []  # list.append is atomic: the threads share it
     results = [LoadResult(index=i) for i in range(n)]
+    clients = [
+        TimedClient(
+            base_url,
+            samples=samples,
+            think=think,
+            rng=random.Random(seed * 7919 + i),
+            timeout=request_timeout_s,
+            deadline=deadline,
+            error_pages=error_pages,
+        )
+        for i in range(n)
+    ]
     bots = [
         LoadBot(
             study,
@@ -386,15 +405,7 @@ def run_load(
             wait_timeout=wait_timeout,
             retry_errors=retry_errors,
             query=f"?pid=load-{run_id}-{i}" if retry_errors else "",
-            client=TimedClient(
-                base_url,
-                samples=samples,
-                think=think,
-                rng=random.Random(seed * 7919 + i),
-                timeout=request_timeout_s,
-                deadline=deadline,
-                error_pages=error_pages,
-            ),
+            client=clients[i],
         )
         for i in range(n)
     ]
@@ -412,6 +423,8 @@ def run_load(
             result.error = str(exc)
         except Exception as exc:  # noqa: BLE001 - one participant's surprise is reported, not fatal
             result.error = f"{type(exc).__name__}: {exc}"
+        finally:
+            clients[i].close()  # the participant leaves: the browser tab is closed
         result.sent, result.code = bot.sent, result.code or bot.code
         result.retries = bot.retries
 
@@ -430,4 +443,6 @@ def run_load(
         think=think,
         retry_errors=retry_errors,
         error_pages=error_pages,
+        connections=sum(c.connections_opened for c in clients),
+        resent=sum(c.requests_resent for c in clients),
     )
