@@ -10,6 +10,8 @@ the study's rule applies: END stops the participant with the failed-attention ou
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -28,11 +30,17 @@ def checks_for_page(study: Study, page: str) -> list[dict[str, Any]]:
     """The study's checks shown on a page. A list the console should have refused is
     logged and shows no check rather than breaking the participant's page."""
     try:
-        checks = attention_checks_read(study.attention_checks)
+        checks = _checks_read(json.dumps(study.attention_checks or [], sort_keys=True))
     except ConfigError as exc:
         log.error("study %s: attention checks not used: %s", study.slug, exc)
         return []
-    return [c for c in checks if c["page"] == page]
+    return [dict(c) for c in checks if c["page"] == page]
+
+
+@functools.lru_cache(maxsize=256)
+def _checks_read(stored: str) -> tuple[dict[str, Any], ...]:
+    """The checks validated once per stored text (every page asks; the text rarely changes)."""
+    return tuple(attention_checks_read(json.loads(stored)))
 
 
 def record(p: Participant, checks: list[dict[str, Any]], answers: Mapping[str, int]) -> bool:

@@ -10,6 +10,8 @@ is stored with the answers (`services.questionnaire_submit`, `services.evaluatio
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
 import random
 from collections.abc import Mapping, Sequence
@@ -36,11 +38,17 @@ class AnswerError(ValueError):
 def items_for(study: Study, page: str) -> list[Question]:
     """The study's items on a page ("pre", "post" or "evaluation"), in their defined order."""
     try:
-        items = questions_read(study.questions)
+        items = _questions_read(json.dumps(study.questions or [], sort_keys=True))
     except ConfigError as exc:
         log.error("study %s: questions not used: %s", study.slug, exc)
         return []
     return [q for q in items if q.page == page]
+
+
+@functools.lru_cache(maxsize=256)
+def _questions_read(stored: str) -> tuple[Question, ...]:
+    """The items validated once per stored text (every page asks; the text rarely changes)."""
+    return tuple(questions_read(json.loads(stored)))
 
 
 def ordered(study: Study, participant_id: int, page: str, key: str) -> list[Question]:

@@ -28,6 +28,17 @@ def test_checks_are_read_through_the_settings_model(study: Study) -> None:
     assert attention.checks_for_page(study, "evaluation-1") == []
 
 
+def test_checks_read_once_per_stored_list_yet_every_change_shows(study: Study) -> None:
+    study.attention_checks = [BLUE]
+    first = attention.checks_for_page(study, "profile")
+    first[0]["prompt"] = "changed by a caller"  # a caller's copy, not the kept one
+    assert attention.checks_for_page(study, "profile") == [BLUE]
+    study.attention_checks = [{**BLUE, "prompt": "Now choose Blue."}]
+    assert attention.checks_for_page(study, "profile")[0]["prompt"] == "Now choose Blue."
+    study.attention_checks = [{**BLUE, "answer": "2"}]  # same text but a string: refused
+    assert attention.checks_for_page(study, "profile") == []
+
+
 @pytest.mark.parametrize(
     "bad",
     [
