@@ -23,7 +23,7 @@ from collections.abc import Iterable, Mapping
 from datetime import timedelta
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
 from studyapp.models import Condition, Participant, Quota, Study
@@ -46,7 +46,10 @@ def filling(study: Study, *, exclude_pk: int | None = None) -> QuerySet[Particip
 
 
 def condition_counts(study: Study) -> Counter[str]:
-    return Counter(filling(study).values_list("condition", flat=True))
+    """Places held per condition, counted by the database (one row per condition, not per
+    participant: arrivals count inside the study's lock)."""
+    rows = filling(study).order_by().values_list("condition").annotate(n=Count("pk"))
+    return Counter(dict(rows))
 
 
 def _answer_matches(answer: Any, wanted: str) -> bool:

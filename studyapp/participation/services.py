@@ -71,11 +71,14 @@ def participant_start(
     interleave; a concurrent double start with one panel id that still collides on the
     unique (study, recruitment_id) resumes the row that won.
     """
+    open_states = (Study.State.LIVE, Study.State.DRAFT) if is_test else (Study.State.LIVE,)
     with transaction.atomic():
-        locked = Study.objects.select_for_update().defer(*selectors.STUDY_LARGE).get(pk=study.pk)
-        open_states = (Study.State.LIVE, Study.State.DRAFT) if is_test else (Study.State.LIVE,)
-        if locked.state not in open_states:
+        # the lock (and the state, which may have changed since the study was read); the
+        # rest of the study as the caller read it: short, for the writer lock of SQLite
+        rows = Study.objects.select_for_update().filter(pk=study.pk)
+        if rows.values_list("state", flat=True).first() not in open_states:
             raise FlowError(_("This study is not open at the moment."))
+        locked = study
         if recruitment_id:
             existing = Participant.objects.filter(
                 study=locked, recruitment_id=recruitment_id
