@@ -112,11 +112,21 @@ def participant_start(
     return p
 
 
-def _lock(participant: Participant) -> Participant:
+#: the participant's columns a plan submit reads and writes (its state, its attention
+#: record, an ending); `save()` then writes only these, and any other column a change
+#: would touch is read on first use, still under the lock
+EVALUATION_COLUMNS = (
+    "study", "state", "attention", "attention_failures", "flag_reason", "flagged",
+    "completion_code", "finished_at", "updated_at",
+)  # fmt: skip
+
+
+def _lock(participant: Participant, columns: Sequence[str] = ()) -> Participant:
     """Re-read the participant under a lock on their row alone (never the shared study row,
     which every participant's submit would then queue for); the study already read for
-    this request is reused, without its large columns."""
-    p = Participant.objects.select_for_update().get(pk=participant.pk)
+    this request is reused, without its large columns. `columns`: read only these."""
+    rows = Participant.objects.select_for_update()
+    p = (rows.only(*columns) if columns else rows).get(pk=participant.pk)
     p.study = participant.study
     return p
 
@@ -452,7 +462,7 @@ def evaluation_submit(
     last = all(r.done or r.pk == recourse.pk for r in plans)
     entered = _entered_at(participant, page)
     with transaction.atomic():
-        p = _lock(participant)
+        p = _lock(participant, EVALUATION_COLUMNS)
         if p.state != S.EVALUATING:
             raise finished
         if Evaluation.objects.filter(recourse_id=recourse.pk).exists():
