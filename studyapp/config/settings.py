@@ -88,6 +88,16 @@ WSGI_APPLICATION = "studyapp.config.wsgi.application"
 
 TEMPLATES = [
     {
+        # the participant pages (studyapp/participation/jinja_env.py says why Jinja2)
+        "BACKEND": "django.template.backends.jinja2.Jinja2",
+        "DIRS": [BASE_DIR / "studyapp" / "jinja2"],
+        "APP_DIRS": False,
+        "OPTIONS": {
+            "environment": "studyapp.participation.jinja_env.environment",
+            "context_processors": ["django.contrib.messages.context_processors.messages"],
+        },
+    },
+    {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         # inside the package, so an installed `recourse-study` finds them too
         "DIRS": [BASE_DIR / "studyapp" / "templates"],

@@ -17,7 +17,6 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django import forms
-from django.forms.renderers import Jinja2
 from django.utils import translation
 from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
@@ -25,6 +24,7 @@ from django.utils.translation import gettext_lazy
 from recourse_engine import FeatureSchema
 from studyapp.models import Recourse
 from studyapp.participation.attention import FIELD_PREFIX
+from studyapp.participation.field_renderer import PageRenderer
 
 log = logging.getLogger(__name__)
 
@@ -102,10 +102,10 @@ def label_suffix(label: str, language: str | None) -> str:
     return LABEL_SUFFIX.get((language or "en").split("-")[0], "")
 
 
-#: participant forms render their fields with Django's Jinja2 widget templates: the same
-#: markup as the default templates at a fraction of the CPU, on the pages every participant
-#: loads (the admin keeps the default renderer and its own widget templates)
-PAGE_RENDERER = Jinja2()
+#: participant forms render a field with one Jinja2 template (`field_renderer`): the same
+#: markup as Django's widget templates at a fraction of the CPU, on the pages every
+#: participant loads (the admin keeps the default renderer and its own widget templates)
+PAGE_RENDERER = PageRenderer()
 
 
 class PageForm(forms.Form):

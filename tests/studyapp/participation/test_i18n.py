@@ -69,10 +69,8 @@ def test_every_entry_is_translated_with_its_placeholders() -> None:
 
 
 def test_every_msgid_in_the_sources_is_in_the_catalogue(tmp_path: Path, monkeypatch) -> None:  # noqa: ANN001
-    """makemessages over a copy of the participant-facing templates and modules."""
-    shutil.copytree(
-        ROOT / "studyapp" / "templates" / "studyapp", tmp_path / "templates" / "studyapp"
-    )
+    """makemessages over a copy of the participant-facing modules (the Jinja2 templates'
+    strings: test_jinja_pages.py)."""
     (tmp_path / "studyapp").mkdir()
     for name in SOURCES:
         shutil.copy(
@@ -84,7 +82,7 @@ def test_every_msgid_in_the_sources_is_in_the_catalogue(tmp_path: Path, monkeypa
         call_command("makemessages", locale=["ja"], verbosity=0, add_location="never")
     extracted = {e.msgid for e in polib.pofile(str(tmp_path / "locale/ja/LC_MESSAGES/django.po"))}
     committed = {e.msgid: e.msgstr for e in polib.pofile(str(LOCALE / "django.po"))}
-    assert len(extracted) > 50
+    assert len(extracted) > 40
     missing = sorted(m for m in extracted if not committed.get(m))
     assert not missing, f"not in locale/ja (run makemessages -l ja and translate): {missing}"
 
