@@ -45,10 +45,14 @@ def _generation_of(participant_id: int) -> str:
 
 
 def _lock(participant_id: int) -> Participant | None:
-    """The participant's row, locked until the transaction ends (None: deleted on request)."""
+    """The participant's row, locked until the transaction ends (None: deleted on request).
+    The study's pool and model file are read later, outside the transaction (which holds
+    the database's writer lock on SQLite), and only when the worker has not built the
+    study's index yet."""
     return (
         Participant.objects.select_for_update(of=("self",))
         .select_related("study")
+        .defer("study__pool_csv", "study__decision_model_blob")
         .filter(pk=participant_id)
         .first()
     )

@@ -35,8 +35,7 @@ def method_row(name: str) -> str:
 
 def model_key(study: Any) -> str:
     """Name plus a hash of the stored model file, so a new upload is picked up."""
-    blob = study.decision_model_blob
-    if study.decision_model == "uploaded" and blob:
+    if study.decision_model == "uploaded" and (blob := study.decision_model_blob):
         return f"uploaded:{hashlib.sha256(bytes(blob)).hexdigest()[:16]}"
     return str(study.decision_model)
 
