@@ -22,10 +22,14 @@ def _warm_up() -> None:
     from django.template import engines
     from django.urls import get_resolver
 
+    from studyapp.participation.forms import PAGE_RENDERER
+
     get_resolver().url_patterns  # noqa: B018 - imports every view module
-    folder = Path(__file__).resolve().parents[1] / "templates" / "studyapp"
+    folder = Path(__file__).resolve().parents[1] / "jinja2" / "studyapp"
     for path in sorted(folder.glob("*.html")):
-        engines["django"].get_template(f"studyapp/{path.name}")
+        engines["jinja2"].get_template(f"studyapp/{path.name}")
+    for name in (PAGE_RENDERER.field_template_name, "django/forms/widgets/hidden.html"):
+        PAGE_RENDERER.get_template(name)
 
 
 _warm_up()

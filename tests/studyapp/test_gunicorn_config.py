@@ -57,10 +57,12 @@ import gc, json
 from django.db import connections
 import studyapp.config.wsgi  # noqa: F401 - loads, warms up and freezes
 from django.template import engines
-loader = engines["django"].engine.template_loaders[0]
+from studyapp.participation.forms import PAGE_RENDERER
+pages, fields = engines["jinja2"].env.cache, PAGE_RENDERER.engine.env.cache
 print(json.dumps({
     "frozen": gc.get_freeze_count(),
-    "cached": sorted(k for k in loader.get_template_cache if k.startswith("studyapp/")),
+    "cached": sorted(k[1] for k in pages.keys() if k[1].startswith("studyapp/")),
+    "fields": sorted(k[1] for k in fields.keys()),
     "conn_max_age": connections["default"].settings_dict["CONN_MAX_AGE"],
 }))
 """
@@ -79,6 +81,8 @@ def test_the_wsgi_app_loads_its_templates_then_freezes_them_out_of_the_collector
     assert r.returncode == 0, r.stderr
     out = json.loads(r.stdout)
     assert out["frozen"] > 10_000  # the modules, URL patterns and templates
-    folder = ROOT / "studyapp" / "templates" / "studyapp"
+    folder = ROOT / "studyapp" / "jinja2" / "studyapp"
+    assert len(out["cached"]) > 20
     assert set(out["cached"]) >= {f"studyapp/{p.name}" for p in folder.glob("*.html")}
+    assert "studyapp/_field.html" in out["fields"]
     assert out["conn_max_age"] > 0
