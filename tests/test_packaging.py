@@ -80,7 +80,8 @@ def test_the_wheel_holds_the_packages_and_their_data(installed):
     assert "analysis/r/analysis.R" in names
     assert "recourse_engine/data/datasets/adult.data.gz" in names
     assert "studyapp/static/studyapp/study.css" in names
-    assert "studyapp/templates/studyapp/base.html" in names
+    assert "studyapp/jinja2/studyapp/base.html" in names
+    assert "studyapp/jinja2/studyapp/_field.html" in names
     assert "studyapp/templates/admin/studyapp/study/change_form.html" in names
     assert "studyapp/locale/ja/LC_MESSAGES/django.mo" in names
     entry = next(n for n in names if n.endswith("entry_points.txt"))
