@@ -257,16 +257,7 @@ def questionnaire_submit(
     page = questionnaire.PAGE_OF_STATE.get(state)
     if page is None:
         raise StaleSubmission(_("That page was already submitted; your stored answers are kept."))
-    items = questionnaire.items_for(participant.study, page)
-    try:
-        stored = questionnaire.answers_check(items, answers, timed_out=timed_out)
-    except questionnaire.AnswerError as exc:
-        raise RejectedSubmission(str(exc)) from None
-    if sorted(order) != sorted(q.key for q in items):
-        raise RejectedSubmission(
-            _("The form was altered and could not be used; nothing was stored.")
-        )
-    checks = [c for c in questionnaire.attention_of(items) if c["key"] in stored]
+    stored, checks = _item_answers(participant.study, page, answers, order, timed_out=timed_out)
     with transaction.atomic():
         p = _locked(participant, state, state)
         p.answers = {**(p.answers or {}), **stored}
@@ -280,6 +271,28 @@ def questionnaire_submit(
         p.save()
         _close_visit(p, state, timed_out=timed_out)
     return p
+
+
+def _item_answers(
+    study: Study,
+    page: str,
+    answers: Mapping[str, Any],
+    order: Sequence[str],
+    *,
+    timed_out: bool = False,
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """A page's answers to the researcher's items, checked (a bad one or an altered list of
+    items is refused: nothing is stored), and the attention checks among them."""
+    items = questionnaire.items_for(study, page)
+    try:
+        stored = questionnaire.answers_check(items, answers, timed_out=timed_out)
+    except questionnaire.AnswerError as exc:
+        raise RejectedSubmission(str(exc)) from None
+    if sorted(order) != sorted(q.key for q in items):
+        raise RejectedSubmission(
+            _("The form was altered and could not be used; nothing was stored.")
+        )
+    return stored, [c for c in questionnaire.attention_of(items) if c["key"] in stored]
 
 
 def _selection_seed(study: Study, participant_id: int) -> int:
@@ -447,16 +460,7 @@ def evaluation_submit(
     study = participant.study
     page = f"evaluation-{recourse.position}"
     checks, attention_given = _attention_answers(study, page, attention_answers)
-    items = questionnaire.items_for(study, "evaluation")
-    try:
-        extra = questionnaire.answers_check(items, answers or {})
-    except questionnaire.AnswerError as exc:
-        raise RejectedSubmission(str(exc)) from None
-    if sorted(item_order) != sorted(q.key for q in items):
-        raise RejectedSubmission(
-            _("The form was altered and could not be used; nothing was stored.")
-        )
-    item_checks = [c for c in questionnaire.attention_of(items) if c["key"] in extra]
+    extra, item_checks = _item_answers(study, "evaluation", answers or {}, item_order)
     checks = [*checks, *item_checks]
     attention_given.update({c["key"]: extra[c["key"]] for c in item_checks})
     last = all(r.done or r.pk == recourse.pk for r in plans)
