@@ -30,7 +30,7 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from studyapp.models import Participant, Study
-from studyapp.participation import recruitment, selectors
+from studyapp.participation import recruitment, study_cache
 
 log = logging.getLogger(__name__)
 
@@ -189,7 +189,7 @@ def _locked_rows() -> Any:
     """A participant under a lock on their own row (not the shared study row, which every
     participant's request would then queue for), with the study read without its pool and
     model file."""
-    large = [f"study__{name}" for name in selectors.STUDY_LARGE]
+    large = [f"study__{name}" for name in study_cache.STUDY_LARGE]
     return Participant.objects.select_for_update(of=("self",)).select_related("study").defer(*large)
 
 

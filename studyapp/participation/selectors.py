@@ -7,14 +7,9 @@ from typing import Any
 from django.db.models import Count, Exists, F, OuterRef, QuerySet
 
 from studyapp.models import Evaluation, Participant, Recourse, Study
-from studyapp.participation.study_cache import STUDY_LARGE, study_at
+from studyapp.participation.study_cache import study_at
 
 S = Participant.State
-
-
-def studies_light() -> QuerySet[Study]:
-    """Studies without their large columns, for participant requests."""
-    return Study.objects.defer(*STUDY_LARGE)
 
 
 def study_get_live(*, slug: str) -> Study | None:

@@ -19,7 +19,7 @@ from django.test.utils import CaptureQueriesContext
 from studyapp.generation.services import recourses_generate
 from studyapp.models import Participant, Study
 from studyapp.participation import study_cache
-from studyapp.participation.selectors import STUDY_LARGE
+from studyapp.participation.study_cache import STUDY_LARGE
 from tests.studyapp.conftest import ELIGIBLE, PROFILE, Walker, start
 
 #: participant_get: the participant with their profile and their study's version (the
