@@ -98,24 +98,13 @@ def test_another_processes_lock_holds_a_transaction_back(db_file: Path) -> None:
     # conflicts as between processes)
     fd = os.open(str(db_file) + ".writer-lock", os.O_RDWR | os.O_CREAT, 0o600)
     fcntl.flock(fd, fcntl.LOCK_EX)
-    done = threading.Event()
-
-    def write() -> None:
-        w = _wrapper(db_file, "writer")
-        w.set_autocommit(False, force_begin_transaction_with_broken_autocommit=True)
-        with w.cursor() as c:
-            c.execute("INSERT INTO t (who) VALUES (%s)", ["writer"])
-        w.commit()
-        w.set_autocommit(True)
-        w.close()
-        done.set()
-
-    thread = threading.Thread(target=write)
+    wrote = threading.Event()  # set once its transaction holds the lock and has written
+    thread = threading.Thread(target=_hold_transaction, args=(db_file, wrote, 0.0))
     thread.start()
-    assert not done.wait(0.3)  # queued behind the other process
+    assert not wrote.wait(0.3)  # queued behind the other process
     fcntl.flock(fd, fcntl.LOCK_UN)
     os.close(fd)
-    assert done.wait(5)
+    assert wrote.wait(5)
     thread.join()
 
 
