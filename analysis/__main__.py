@@ -4,7 +4,8 @@ methods, the segregation effects of the recourses shown, any GAMM in mgcv's form
 segregation indices of a population, the methods x datasets experiment, and the export
 as labelled R / SPSS data with an R script that refits the models in mgcv.
 
-Each command module adds its sub-commands via `register`."""
+Each command is a module of `analysis.cli` named for it (`analysis.cli.COMMANDS`), which
+adds its sub-command via `register`."""
 
 from __future__ import annotations
 
@@ -12,16 +13,8 @@ import argparse
 import importlib
 import sys
 
+from analysis.cli import COMMANDS, module_of
 from recourse_engine.cli_convention import prog
-
-COMMAND_MODULES = (
-    "analysis.cli_gamm",
-    "analysis.cli_study",
-    "analysis.cli_segregation",
-    "analysis.cli_experiment",
-    "analysis.cli_r",
-    "analysis.cli_coding",
-)
 
 DESCRIPTION = """Statistics of a study export and of recourse methods.
 
@@ -47,7 +40,8 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name in COMMAND_MODULES:
+    for command in COMMANDS:
+        name = module_of(command)
         try:
             module = importlib.import_module(name)
         except ModuleNotFoundError as exc:

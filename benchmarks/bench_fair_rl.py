@@ -44,7 +44,7 @@ def main() -> None:
     torch.set_num_threads(args.threads)
     torch.zeros(1) @ torch.zeros(1)  # warm up
 
-    from analysis.experiment import train_decision_model
+    from analysis.experiment.run import train_decision_model
     from recourse_engine.datasets import load_dataset
     from recourse_engine.methods.fair_rl import FairRL
     from recourse_engine.metrics import success_rates

@@ -11,8 +11,8 @@ design, and how often the method's own counterfactual was shown (the rest fell b
 
     .venv/bin/python benchmarks/bench_generation.py [--pool 100000] [--profiles 100] [--epochs 10]
 
-`--epochs` shortens the VAE methods' training (CCHVAE, CRUDS, IBR): it changes their fit
-time and quality, not the work of generating one counterfactual, which is what is timed.
+`--epochs` shortens the training of the methods that take it (the VAE methods CCHVAE, CRUDS,
+IBR): it changes their fit time and quality, not the work of generating one counterfactual, which is what is timed.
 """
 
 from __future__ import annotations
@@ -30,7 +30,12 @@ import numpy as np  # noqa: E402
 
 from recourse_engine import PoolIndex, carloan_schema, pool_from_frame, synth_pool  # noqa: E402
 from recourse_engine.decision import train_sklearn_model  # noqa: E402
-from recourse_engine.generated import Generator, fit_on_pool, method_settings  # noqa: E402
+from recourse_engine.generated import (  # noqa: E402
+    Generator,
+    fit_on_pool,
+    method_class,
+    method_settings,
+)
 from recourse_engine.strategies import get_strategy, method_names  # noqa: E402
 
 SCM = {"position": {"education": 0.3, "service_years": 0.3}, "management_career": {"position": 0.5}}
@@ -62,9 +67,10 @@ def main() -> None:
     _time(index, rejected, "proximate:1,random:1", {}, "-")
     for name in args.methods.split(","):
         raw: dict = {}
-        if name in ("cchvae", "cruds", "ibr"):
+        cls = method_class(name)
+        if "epochs" in cls.study_params():
             raw["epochs"] = args.epochs
-        if name == "causal":
+        if cls.capabilities.scm:
             raw["scm"] = SCM
         settings = method_settings(name, raw, schema)
         t0 = time.perf_counter()

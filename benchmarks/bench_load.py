@@ -103,7 +103,7 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
         p.error(f"--n must be whole numbers separated by commas, got {a.n!r}")
     if not a.n_list or any(not 1 <= n <= 1000 for n in a.n_list):
         p.error(f"--n: each must be 1..1000, got {a.n!r}")
-    from studyapp.participation.think_time import parse_think
+    from studyapp.simulation.think_time import parse_think
 
     try:
         parse_think(a.think)

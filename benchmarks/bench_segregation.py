@@ -105,9 +105,7 @@ def one(
         "load_1min_before": load_before,
         "load_1min_after": os.getloadavg()[0],
         "eps": r.eps,
-        "centralization": r.centralization,
-        "atkinson": r.atkinson,
-        "avg_proximity": r.avg_proximity,
+        **r.values,
     }
 
 

@@ -27,7 +27,7 @@ import matplotlib.pyplot as plt
 
 from analysis.export import load_export
 from analysis.gamm import fit_gamm
-from analysis.gamm.report import figure3, seed_models, table_s2
+from analysis.study.seed_report import figure3, seed_models, table_s2
 
 EXPORT = Path(os.environ.get("EXPORT", "data/demo_export"))
 export = load_export(EXPORT)
@@ -80,9 +80,9 @@ plt.show()
 # effect differs by strategy; evaluations dropped for a counted reason each.
 
 # %%
-from analysis.study_figures import contrasts_table, outcome_figure
-from analysis.study_report import build_report
-from analysis.study_selection import load_study_export
+from analysis.study.methods_figures import contrasts_table, outcome_figure
+from analysis.study.methods_report import build_report
+from analysis.study.selection import load_study_export
 
 report = build_report(load_study_export(EXPORT), str(EXPORT), min_per_level=10)
 report.selection.dropped_by_reason()

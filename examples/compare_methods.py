@@ -22,7 +22,7 @@ import os
 import tempfile
 from pathlib import Path
 
-from analysis.experiment import run_experiment
+from analysis.experiment.run import run_experiment
 
 DATASET = os.environ.get("DATASET", "synthetic")
 METHODS = os.environ.get("METHODS", "ebr,wachter,gs").split(",")

@@ -19,8 +19,7 @@ from tqdm import tqdm
 
 from .cli_convention import (
     OutFolderError,
-    add_out_folder,
-    add_progress_flag,
+    add_command,
     check_out_folder,
     prog,
     write_atomic,
@@ -194,23 +193,30 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog=prog("recourse_engine"), description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    s = sub.add_parser(
+    s = add_command(
+        sub,
         "synth-pool",
+        cmd_synth_pool,
         help="write a seeded synthetic car-loan pool (or profiles to find recourses for)",
         description="Draw profiles from the synthetic car-loan model (recourse_engine/synth.py).",
+        writes="NAME.csv",
     )
     s.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
     s.add_argument("--n", type=positive_int, default=3683, help="number of profiles (3683)")
     s.add_argument("--seed", type=non_negative_int, default=0)
-    add_out_folder(s, "NAME.csv")
     s.add_argument("--name", default=POOL_NAME, help=f"file name inside --out ({POOL_NAME})")
-    s.set_defaults(func=cmd_synth_pool)
 
-    r = sub.add_parser(
+    r = add_command(
+        sub,
         "recourses",
+        cmd_recourses,
         help="select recourses for profiles from a pool",
         description="For each profile, pick the design's recourses among the admissible pool "
         "profiles (approved by the decision model, every constraint held).",
+        writes=f"{RECOURSES_FILE} (one row per recourse) and {COVERAGE_FILE} (shortfall per "
+        "profile)",
+        progress=True,
+        legacy_quiet=True,
     )
     r.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
     r.add_argument("--pool", required=True, help="pool CSV: id, income, one column per item")
@@ -222,17 +228,15 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--model", help="saved decision model (default: the 4/3 income rule)")
     r.add_argument("--seed", type=non_negative_int, default=0)
-    add_out_folder(
-        r, f"{RECOURSES_FILE} (one row per recourse) and {COVERAGE_FILE} (shortfall per profile)"
-    )
-    add_progress_flag(r, legacy_quiet=True)
-    r.set_defaults(func=cmd_recourses)
 
-    t = sub.add_parser(
+    t = add_command(
+        sub,
         "train-model",
+        cmd_train_model,
         help="train a decision model on a pool with a 0/1 label",
         description="Train a logistic, scikit-learn MLP or torch MLP decision model; use it "
         "with `recourses --model`.",
+        writes="model.joblib (model.pt for --kind torch)",
     )
     t.add_argument("--schema", help="schema JSON (default: the built-in car-loan schema)")
     t.add_argument("--pool", required=True, help="pool CSV with the label column")
@@ -240,8 +244,6 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--kind", choices=("logistic", "mlp", "torch"), default="logistic")
     t.add_argument("--use-income", action="store_true", help="also use log income as a feature")
     t.add_argument("--seed", type=non_negative_int, default=0)
-    add_out_folder(t, "model.joblib (model.pt for --kind torch)")
-    t.set_defaults(func=cmd_train_model)
 
     # listed for one release; main() forwards it before parsing (see cmd_experiment_moved)
     sub.add_parser(

@@ -19,6 +19,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 #: suffixes that show an `--out` value was meant as a file name (the old convention)
 FILE_SUFFIXES = (".csv", ".json", ".joblib", ".pt", ".md", ".html", ".png", ".txt")
@@ -57,6 +58,39 @@ def add_progress_flag(parser: argparse.ArgumentParser, legacy_quiet: bool = Fals
         parser.add_argument(
             "--quiet", dest="no_progress", action="store_true", help=argparse.SUPPRESS
         )
+
+
+def add_shared_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    writes: str | None = None,
+    out_required: bool = True,
+    progress: bool = False,
+    legacy_quiet: bool = False,
+) -> None:
+    """The convention's arguments a command has: `--out DIR` when it `writes` files (named in
+    its help), `--no-progress` when it draws `progress` bars."""
+    if writes is not None:
+        add_out_folder(parser, writes, required=out_required)
+    if progress:
+        add_progress_flag(parser, legacy_quiet=legacy_quiet)
+
+
+def add_command(
+    subparsers: Any,
+    name: str,
+    func: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str | None = None,
+    **shared: Any,
+) -> argparse.ArgumentParser:
+    """A sub-command running `func`, with its shared arguments (`add_shared_arguments`'s
+    keywords) declared here, so that every command spells them alike."""
+    parser = subparsers.add_parser(name, help=help, description=description)
+    add_shared_arguments(parser, **shared)
+    parser.set_defaults(func=func)
+    return parser
 
 
 def check_out_folder(path: Path | str) -> Path:

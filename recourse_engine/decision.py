@@ -5,8 +5,8 @@
   pool profile x' is approved *for x* when income(x') >= 4/3 income(x). It is
   relative to the factual profile, so it takes `factual_income`; the comparison
   is exact in integers of the ratio's fraction (no float edge cases at 4/3).
-* `SklearnModel` — logistic regression or an MLP trained on a pool with a label
-  column, on the schema's normalised scale (optionally with log income).
+* `SklearnModel` — logistic regression, an MLP or gradient boosting trained on a pool
+  with a label column, on the schema's normalised scale (optionally with log income).
 * `TorchMLP` — a small torch MLP on the same features.
 
 Models save and load with the schema hash they were trained on; loading a model
@@ -172,7 +172,8 @@ def train_sklearn_model(
     use_income: bool = False,
     seed: int = 0,
 ) -> SklearnModel:
-    """Fit a logistic regression or an MLP on a pool with a 0/1 label column."""
+    """Fit a logistic regression, an MLP or gradient boosting on a pool with a 0/1 label
+    column."""
     from sklearn.linear_model import LogisticRegression
     from sklearn.neural_network import MLPClassifier
 
@@ -182,8 +183,14 @@ def train_sklearn_model(
         est = LogisticRegression(max_iter=2000)
     elif kind == "mlp":
         est = MLPClassifier(hidden_layer_sizes=(32, 16), max_iter=500, random_state=seed)
+    elif kind == "gradient_boosting":
+        from sklearn.ensemble import GradientBoostingClassifier
+
+        est = GradientBoostingClassifier(random_state=seed)
     else:
-        raise ModelError(f"unknown sklearn model kind {kind!r}; expected logistic or mlp")
+        raise ModelError(
+            f"unknown sklearn model kind {kind!r}; expected logistic, mlp or gradient_boosting"
+        )
     est.fit(x, y)
     return SklearnModel(estimator=est, schema=schema, use_income=use_income, name=f"sklearn_{kind}")
 

@@ -8,20 +8,25 @@ and reports a profile the decision model does not approve as invalid; the select
 applies the study's fallback. This module holds what a study needs around a method:
 
 * its settings (`method_settings`): constructor parameters checked against the method's own
-  fields, EBR/IBR's protected group (a pool column or schema item), causal recourse's
-  structural model; anything else is refused with a message naming the method and reason;
+  fields, the protected group of a method fitted on two groups (a pool column or schema
+  item), the structural model of one that needs it; anything else is refused with a
+  message naming the method and reason;
 * what it needs of the study (`method_problem`): a decision model that judges a profile by
   its items alone (a generated profile has no income, so neither the income rule nor a
-  model trained with income can judge it), and a gradient for Wachter;
+  model trained with income can judge it), and a differentiable one for a method that
+  follows the gradient;
 * its fit on the study's pool (`fit_on_pool`), the object a study stores and every worker
   reuses.
+
+What a method needs is read from its class's `capabilities`
+(`recourse_engine.methods.capabilities`), never from its name.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Mapping
-from dataclasses import MISSING, dataclass, field, fields
+from dataclasses import MISSING, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -31,26 +36,25 @@ from .strategies import get_strategy, method_names
 if TYPE_CHECKING:
     from .decision import DecisionModel
     from .methods.base import RecourseMethod
+    from .methods.capabilities import Capabilities
     from .pool import Pool
     from .schema import FeatureSchema
 
 #: what a study shows when a method gives no usable counterfactual for a profile
 FALLBACKS = ("nearest_pool", "fewer")
 
-#: the protected group of the balanced methods when the study names none (as the pool
+#: the protected group of the group-fair methods when the study names none (as the pool
 #: variants `ebr` / `ibr` read it)
 DEFAULT_GROUP = "gender"
 
-#: settings that are not constructor parameters, per method
-_SPECIAL = {"ebr": ("group",), "ibr": ("group",), "causal": ("scm",)}
-_NOT_SETTINGS = {"progress", "scm"}
 _JSON_SCALARS = (bool, int, float, str, type(None))
 
 
 @dataclass(frozen=True)
 class MethodSettings:
-    """A method's settings in a study: constructor `params`, and the `group` (EBR, IBR) or
-    linear structural model `scm` (causal: child item -> parent item -> weight)."""
+    """A method's settings in a study: constructor `params`, and the `group` (a method fitted
+    on two groups, `capabilities.group_column`: EBR, IBR) or linear structural model `scm`
+    (`capabilities.scm`, causal: child item -> parent item -> weight)."""
 
     name: str
     params: dict[str, Any] = field(default_factory=dict)
@@ -60,9 +64,10 @@ class MethodSettings:
     def group_names(self) -> str | None:
         """The protected group's pool column or item (two joined by a comma: their
         intersection) for methods that take one; None for the others."""
-        if self.name in ("ebr", "ibr"):
+        needs = method_class(self.name).capabilities
+        if needs.group_column:
             return self.group or DEFAULT_GROUP
-        if "group" in {f.name for f in fields(method_class(self.name)) if f.init}:
+        if needs.group_param:
             return self.params.get("group") or DEFAULT_GROUP
         return None
 
@@ -70,13 +75,13 @@ class MethodSettings:
         """Every parameter the method runs with (defaults included), JSON-ready: what each
         generated recourse records."""
         out: dict[str, Any] = {}
-        for f in fields(method_class(self.name)):
-            if f.init and f.name not in _NOT_SETTINGS:
-                value = self.params.get(f.name, _default(f))
-                if isinstance(value, (*_JSON_SCALARS, list, tuple, dict)):
-                    out[f.name] = list(value) if isinstance(value, tuple) else value
-        if self.name in ("ebr", "ibr") or "group" in out:
-            out["group"] = self.group_names()
+        for key, f in method_class(self.name).study_params().items():
+            value = self.params.get(key, _default(f))
+            if isinstance(value, (*_JSON_SCALARS, list, tuple, dict)):
+                out[key] = list(value) if isinstance(value, tuple) else value
+        group = self.group_names()
+        if group is not None:
+            out["group"] = group
         if self.scm is not None:
             out["scm"] = self.scm
         return out
@@ -99,6 +104,11 @@ def method_class(name: str) -> type[RecourseMethod]:
     if name not in method_names():
         raise _error(f"unknown recourse method {name!r}; known: {', '.join(method_names())}")
     return get_strategy(name).method  # type: ignore[return-value]
+
+
+def capabilities(name: str) -> Capabilities | None:
+    """What the method of this name needs of a study; None for a name that is no method."""
+    return method_class(name).capabilities if name in method_names() else None
 
 
 def _scm(name: str, value: Any, schema: FeatureSchema | None) -> dict[str, dict[str, float]]:
@@ -151,25 +161,26 @@ def method_settings(
     """The method's settings from a study's JSON, checked (MethodError names the method and
     the problem). With `schema`, items named by the settings are checked against it."""
     cls = method_class(name)
+    needs = cls.capabilities
     if raw is not None and not isinstance(raw, Mapping):
         raise _error(f"{name}: settings must be an object of parameter -> value")
     params = dict(raw or {})
-    special = _SPECIAL.get(name, ())
-    group = params.pop("group", None) if "group" in special else None
+    group = params.pop("group", None) if needs.group_column else None
     if group is not None and (not isinstance(group, str) or not group.strip()):
         raise _error(f"{name}: 'group' must name a pool column or profile item")
-    scm = _scm(name, params.pop("scm", None), schema) if "scm" in special else None
-    types = {f.name: str(f.type) for f in fields(cls) if f.init and f.name not in _NOT_SETTINGS}
+    scm = _scm(name, params.pop("scm", None), schema) if needs.scm else None
+    types = {key: str(f.type) for key, f in cls.study_params().items()}
     known = sorted(types)
     for key, value in params.items():
         if key not in known:
             raise _error(f"{name}: unknown parameter {key!r}; known: {', '.join(known)}")
         _check_value(name, key, value, types[key])
-    if schema is not None and name == "causal" and "intervenable" in params:
-        for key in params["intervenable"] or []:
-            if key not in schema.keys:
-                raise _error(f"{name}: intervenable {key!r} is not a profile item")
-    if "group" in known and not params.get("group"):
+    if schema is not None:
+        for param in needs.item_params:
+            for key in params.get(param) or []:
+                if key not in schema.keys:
+                    raise _error(f"{name}: {param} {key!r} is not a profile item")
+    if needs.group_param and not params.get("group"):
         params["group"] = DEFAULT_GROUP  # a group-fair method needs one; the study's default
     settings = MethodSettings(name, params, group, scm)
     method = method_build(settings)
@@ -209,14 +220,15 @@ def method_problem(name: str, model: DecisionModel) -> str | None:
             f"{name} generates profiles that have no income, but the decision model was "
             "trained with income; upload one trained on the profile items alone"
         )
-    if name == "wachter":
+    needs = capabilities(name)
+    if needs is not None and needs.gradient:
         from .methods.base import MethodError
         from .methods.differentiable import torch_logit
 
         try:
             torch_logit(model)
         except MethodError as exc:
-            return f"wachter follows the decision model's gradient: {exc}"
+            return f"{name} follows the decision model's gradient: {exc}"
     return None
 
 
@@ -236,19 +248,20 @@ class PoolData:
 def pool_data(
     settings: MethodSettings, schema: FeatureSchema, pool: Pool, model: DecisionModel
 ) -> PoolData:
-    """The pool as training data; for EBR and IBR only the rows in one of the two groups.
-    A method that names its group (fair_rl) reads it from the pool's columns or items, which
-    must exist."""
+    """The pool as training data; for a method fitted on two groups (`group_column`: EBR,
+    IBR) only the rows in one of them. A method that names its group itself (`group_param`:
+    fair_rl) reads it from the pool's columns or items, which must exist."""
     from .methods.base import pool_groups
 
     codes = pool.codes
     group = np.zeros(len(pool), dtype=int)
     sensitive = ""
     names = settings.group_names()
-    if names is not None and settings.name not in ("ebr", "ibr"):
+    two_groups = method_class(settings.name).capabilities.group_column
+    if names is not None and not two_groups:
         for column in names.split(","):
             pool_groups(pool, None, column.strip(), settings.name, schema)  # refuses a missing one
-    if settings.name in ("ebr", "ibr"):
+    if two_groups:
         column = settings.group or DEFAULT_GROUP
         group, item = pool_groups(pool, None, column, settings.name, schema)
         keep = group >= 0
@@ -256,7 +269,7 @@ def pool_data(
         sensitive = item or ""
     y = np.asarray(model.approves(codes), dtype=int)
     extra = pool.extra.reset_index(drop=True)
-    if len(codes) != len(extra):  # EBR / IBR: the rows kept above
+    if len(codes) != len(extra):  # a method fitted on two groups: the rows kept above
         extra = extra[keep].reset_index(drop=True)
     return PoolData(f"{settings.name} pool", schema, codes, y, group, sensitive, extra)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -28,6 +28,7 @@ from .distances import RANK_DECIMALS
 if TYPE_CHECKING:
     from .design import DesignPart
     from .selection import Candidates
+    from .strategies import PoolFit
 
 DIVERSE_SHORTLIST = 20  # low-cost candidates per requested diverse pick
 
@@ -39,7 +40,9 @@ class PickRequest:
     `available[pos]` is False for candidates equal to an earlier pick; `picked` holds the
     positions picked before: the lowest-cost parts' (they choose first), then those of the
     earlier parts in design order. A pick function returns up to `part.k` positions
-    into the candidate arrays, all available; the caller enforces distinctness.
+    into the candidate arrays, all available; the caller enforces distinctness. A strategy
+    with a model fitted on the pool (EBR's densities, IBR's encoder) gets its `pool_fit`
+    and reads the fit with `fitted()`.
     """
 
     cand: Candidates
@@ -47,6 +50,14 @@ class PickRequest:
     rng: np.random.Generator
     available: np.ndarray
     picked: list[int]
+    pool_fit: PoolFit | None = None
+
+    def fitted(self) -> Any:
+        """The strategy's model fitted on the candidates' pool: the one attached to it, or
+        one fitted with the defaults on first use."""
+        if self.pool_fit is None:
+            raise ValueError(f"strategy {self.part.strategy!r} fits nothing on the pool")
+        return self.pool_fit.fitted(self.cand.schema, self.cand.pool)
 
     def lowest(self, cost: np.ndarray, among: np.ndarray | None = None) -> list[int]:
         """Up to k distinct profiles of lowest cost among the available candidates (and

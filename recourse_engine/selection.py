@@ -303,7 +303,8 @@ def _apply_design(
 ) -> Selection:
     available = np.ones(len(cand), dtype=bool)
     picked: list[int] = []
-    strategies = [get_strategy(part.strategy).pick for part in design.parts]
+    entries = [get_strategy(part.strategy) for part in design.parts]
+    strategies = [entry.pick for entry in entries]
     for part, pick in zip(design.parts, strategies, strict=True):
         if pick is None and part.method is None:
             raise DesignError(f"strategy {part.strategy!r} does not pick from the pool")
@@ -318,7 +319,8 @@ def _apply_design(
         chosen[i] = _take(cand, positions, design.parts[i], available, picked)
     for i, (part, pick) in enumerate(zip(design.parts, strategies, strict=True)):
         if pick is not None and i not in ranked:
-            positions = pick(PickRequest(cand, part, rng, available, picked))
+            req = PickRequest(cand, part, rng, available, picked, entries[i].pool_fit)
+            positions = pick(req)
             chosen[i] = _take(cand, positions, part, available, picked)
     by_part = [
         [_pick(cand, part.label, pos) for pos in positions]

@@ -12,15 +12,19 @@ An entry with a pool `pick` chooses among the study's pool profiles. An entry th
 is shown (`recourse_engine.generated`); every method generates under its own name, except
 EBR and IBR, whose names pick from the pool (as studies have always read them), so their
 generating variants are `ebr_generated` and `ibr_generated`. A method added to the table
-with `generates` is a study strategy with no other change. A `pool_fit` is a model fitted once on the study's pool
-before the strategy picks (EBR's densities, IBR's encoder); its `format` names the layout of
-the fitted object, and `recourse_engine.fit_store` refuses a stored fit of another format.
+with `generates` is a study strategy with no other change: what it needs of a study (a group
+column, a structural model, a gradient) it declares on its own class
+(`RecourseMethod.capabilities`). A `pool_fit` is a model fitted once on the study's pool
+before the strategy picks (EBR's densities, IBR's encoder), and it also keeps the fits in use
+per pool; its `format` names the layout of the fitted object, and `recourse_engine.fit_store`
+refuses a stored fit of another format.
 """
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -50,18 +54,46 @@ class FitFn(Protocol):
 
 @dataclass(frozen=True)
 class PoolFit:
-    """A model fitted on the pool before a strategy picks from it.
+    """A model fitted on the pool before a strategy picks from it, and the fits in use.
 
-    `fit(schema, pool, *, progress=None, **params)` returns the fitted object; `progress`,
-    when given, is called as `progress(done, total)` and is never kept in the result.
-    `attach(pool, fitted)` makes the strategy use `fitted` whenever it selects from `pool`
-    (without one it fits with the defaults on first use). `format` changes whenever the
+    `fit(schema, pool, *, progress=None, **params)` returns the fitted object, which says how
+    many pool rows it was fitted on (`n_rows`); `progress`, when given, is called as
+    `progress(done, total)` and is never kept in the result. `attach(pool, fitted)` makes
+    the strategy use `fitted` whenever it selects from `pool` (`mismatch` is what it says
+    of a fit of another number of rows); `fitted(schema, pool)` is what the strategy's pick
+    reads (`PickRequest.fitted`): the attached fit, or one fitted with the defaults on first
+    use and attached. A fit is kept while its pool object lives: pools are unhashable
+    dataclasses, so fits are keyed by id and confirmed by a weak reference, and a new pool
+    that reuses a dead pool's id never gets the old fit. `format` changes whenever the
     fitted object's classes or layout change, so stale stored fits are refitted.
     """
 
     fit: FitFn
-    attach: Callable[[Pool, Any], None]
     format: str
+    mismatch: str
+    _fits: dict[int, tuple[weakref.ref, Any]] = field(
+        default_factory=dict, init=False, repr=False, compare=False
+    )
+
+    def attached(self, pool: Pool) -> Any | None:
+        """The fit attached to `pool`, if any."""
+        entry = self._fits.get(id(pool))
+        return entry[1] if entry is not None and entry[0]() is pool else None
+
+    def attach(self, pool: Pool, fitted: Any) -> None:
+        if fitted.n_rows != len(pool):
+            from .methods.base import MethodError
+
+            raise MethodError(self.mismatch)
+        self._fits[id(pool)] = (weakref.ref(pool), fitted)
+
+    def fitted(self, schema: FeatureSchema, pool: Pool) -> Any:
+        """The fit attached to `pool`, or one fitted with the defaults and attached."""
+        value = self.attached(pool)
+        if value is None:
+            value = self.fit(schema, pool)
+            self.attach(pool, value)
+        return value
 
 
 @dataclass(frozen=True)
@@ -99,7 +131,7 @@ class Strategy:
 
 
 def _ebr_pick(req: PickRequest) -> list[int]:
-    from .methods.ebr import ebr_strategy
+    from .methods.ebr.ebr_pool import ebr_strategy
 
     return ebr_strategy(req)
 
@@ -111,19 +143,13 @@ def _fit_ebr(
     progress: Callable[[int, int], None] | None = None,
     **params: Any,
 ) -> Any:
-    from .methods.ebr import fit_pool_density
+    from .methods.ebr.ebr_pool import fit_pool_density
 
     return fit_pool_density(schema, pool, progress=progress, **params)
 
 
-def _attach_ebr(pool: Pool, fitted: Any) -> None:
-    from .methods.ebr import attach_pool_density
-
-    attach_pool_density(pool, fitted)
-
-
 def _ibr_pick(req: PickRequest) -> list[int]:
-    from .methods.ibr_pool import ibr_strategy
+    from .methods.ibr.ibr_pool import ibr_strategy
 
     return ibr_strategy(req)
 
@@ -135,15 +161,9 @@ def _fit_ibr(
     progress: Callable[[int, int], None] | None = None,
     **params: Any,
 ) -> Any:
-    from .methods.ibr_pool import fit_pool_ibr
+    from .methods.ibr.ibr_pool import fit_pool_ibr
 
     return fit_pool_ibr(schema, pool, progress=progress, **params)
-
-
-def _attach_ibr(pool: Pool, fitted: Any) -> None:
-    from .methods.ibr_pool import attach_pool_ibr
-
-    attach_pool_ibr(pool, fitted)
 
 
 def _wachter() -> type[RecourseMethod]:
@@ -159,13 +179,13 @@ def _growing_spheres() -> type[RecourseMethod]:
 
 
 def _ebr() -> type[RecourseMethod]:
-    from .methods.ebr import EBR
+    from .methods.ebr.ebr import EBR
 
     return EBR
 
 
 def _ibr() -> type[RecourseMethod]:
-    from .methods.cchvae import IBR
+    from .methods.ibr.ibr import IBR
 
     return IBR
 
@@ -189,7 +209,7 @@ def _causal() -> type[RecourseMethod]:
 
 
 def _fair_rl() -> type[RecourseMethod]:
-    from .methods.fair_rl import FairRL
+    from .methods.fair_rl.fair_rl import FairRL
 
     return FairRL
 
@@ -235,7 +255,9 @@ _ALL = (
         "profile whose product of the two groups' densities passes beta",
         _ebr_pick,
         load_method=_ebr,
-        pool_fit=PoolFit(_fit_ebr, _attach_ebr, "ebr-pool/2"),
+        pool_fit=PoolFit(
+            _fit_ebr, "ebr-pool/3", "pool density has a different number of rows than the pool"
+        ),
     ),
     Strategy(
         "ibr",
@@ -243,7 +265,11 @@ _ALL = (
         "nearest in IBR's group-blind latent space",
         _ibr_pick,
         load_method=_ibr,
-        pool_fit=PoolFit(_fit_ibr, _attach_ibr, "ibr-pool/2"),
+        pool_fit=PoolFit(
+            _fit_ibr,
+            "ibr-pool/3",
+            "pool IBR was encoded on a different number of rows than the pool",
+        ),
     ),
     Strategy(
         "ebr_generated",

@@ -8,11 +8,13 @@ Models hold data and integrity rules (constraints), not behaviour: writes go thr
 from __future__ import annotations
 
 import secrets
+from functools import cached_property
 
 from django.conf import settings
 from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
+from studyapp import text_placeholders
 from studyapp.release_models import ParticipantRelease, StudyKindAndRelease
 from studyapp.versioned import Versioned
 
@@ -22,8 +24,19 @@ STUDY_LANGUAGES = (("en", "English"), ("ja", "日本語 (Japanese)"))
 #: how a participant can leave a study; each outcome has its own completion code and redirect
 OUTCOMES = (
     "completed", "screened_out", "quota_full", "failed_attention", "withdrew", "declined_consent",
-    "expired",
+    "expired", "approved",
 )  # fmt: skip
+#: what happens when the decision model approves a participant's profile: the study ends for
+#: them with the approved outcome, or they go on under a clearly worded hypothetical rejection
+APPROVED_BRANCHES = (
+    ("end", "End with the approved outcome (its own text, code and return link)"),
+    ("hypothetical", "Go on: 'suppose the model had declined', recorded as hypothetical"),
+)
+#: codes given before the end, beside the outcomes' own: a delayed-release study's first
+#: session ends with the participant leaving to wait, and the panel pays for it too
+SESSION_CODES = ("first_session",)
+#: every code (and return link) a study gives: one per outcome, one per earlier session
+CODED = (*OUTCOMES, *SESSION_CODES)
 #: page orders a study can have: consent first (new studies), or screening first (studies
 #: made before consent came first keep it)
 PAGE_ORDERS = (
@@ -50,8 +63,9 @@ def new_completion_code() -> str:
 
 
 def default_outcome_codes() -> dict[str, dict[str, str]]:
-    """A distinct random code per outcome, no redirect: researchers paste their panel's."""
-    return {o: {"code": new_completion_code(), "redirect_url": ""} for o in OUTCOMES}
+    """A distinct random code per outcome (and earlier session), no redirect: researchers
+    paste their panel's."""
+    return {o: {"code": new_completion_code(), "redirect_url": ""} for o in CODED}
 
 
 class Study(Versioned, StudyKindAndRelease, models.Model):
@@ -94,6 +108,15 @@ class Study(Versioned, StudyKindAndRelease, models.Model):
     decision_model_blob = models.BinaryField(
         null=True, blank=True, help_text="An uploaded trained model (recourse_engine format)."
     )
+    decision_model_info = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="The stored model's card: kind, features, label rule, when it was trained or "
+        "uploaded, sha256, approval rate on the pool, coefficients (linear models).",
+    )
+    time_zone = models.CharField(
+        max_length=64, default="UTC", help_text="IANA time zone of the times participants read."
+    )
     seed = models.BigIntegerField(default=0, help_text="Base seed of recourse selection.")
     method_params = models.JSONField(
         default=dict,
@@ -108,7 +131,7 @@ class Study(Versioned, StudyKindAndRelease, models.Model):
     )
     outcome_codes = models.JSONField(
         default=default_outcome_codes,
-        help_text="Outcome -> {code, redirect_url}: " + ", ".join(OUTCOMES) + ".",
+        help_text="Outcome -> {code, redirect_url}: " + ", ".join(CODED) + ".",
     )
     panel_param = models.CharField(
         max_length=60, blank=True, default="", help_text="Extra URL parameter with a panel id."
@@ -139,6 +162,18 @@ class Study(Versioned, StudyKindAndRelease, models.Model):
     page_timeouts = models.JSONField(
         default=dict, blank=True, help_text="Page type -> seconds before it submits itself."
     )
+    design_check_thresholds = models.JSONField(
+        default=dict,
+        blank=True,
+        help_text="Where the design check warns: approval_rate_above, own_plan_rate_below.",
+    )
+    approved_branch = models.CharField(
+        max_length=20, choices=APPROVED_BRANCHES, default="end",
+        help_text="When the decision model approves a profile.",
+    )  # fmt: skip
+    page_min_seconds = models.JSONField(
+        default=dict, blank=True, help_text="Page -> seconds before its Continue is accepted."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -150,10 +185,21 @@ class Study(Versioned, StudyKindAndRelease, models.Model):
 
     @property
     def page_texts(self) -> dict[str, str]:
-        """Texts in the study's language (falling back to English, key by key)."""
+        """Texts in the study's language (falling back to English, key by key), as written."""
         texts = self.texts or {}
         english = texts.get("en", {})
         return {**english, **texts.get(self.language, {})}
+
+    def texts_for(self, design: str = "") -> dict[str, str]:
+        """The page texts with their placeholders filled from `design` (blank: the study's)."""
+        values = text_placeholders.design_values(design or self.design)
+        return {k: text_placeholders.fill(str(v), values) for k, v in self.page_texts.items()}
+
+    @property
+    def public_title(self) -> str:
+        """The title participants read (tab, e-mail subject): the page text `title`; the
+        internal title never reaches them. Blank when the study sets none."""
+        return str(self.page_texts.get("title", "")).strip()
 
 
 class Condition(models.Model):
@@ -203,6 +249,7 @@ class Participant(ParticipantRelease, models.Model):
         QUESTIONS_PRE = "questions_pre", "Questionnaire before the scenario"
         SCENARIO = "scenario", "Scenario"
         PROFILE = "profile", "Profile"
+        DECISION = "decision", "The model's decision (rejection page)"
         WAITING = "waiting", "Waiting for recourses"
         EVALUATING = "evaluating", "Evaluating"
         QUESTIONS_POST = "questions_post", "Questionnaire after the evaluations"
@@ -214,6 +261,7 @@ class Participant(ParticipantRelease, models.Model):
         WITHDRAWN = "withdrawn", "Withdrew"
         DECLINED = "declined", "Declined consent"
         EXPIRED = "expired", "Did not return before the deadline (delayed release)"
+        APPROVED = "approved", "The decision model approved the profile"
 
     class Generation(models.TextChoices):
         NONE = "", "Not requested"
@@ -231,6 +279,9 @@ class Participant(ParticipantRelease, models.Model):
     )
     is_test = models.BooleanField(
         default=False, help_text="Preview or bot: left out of quotas, monitor, export."
+    )
+    preview_skip_delay = models.BooleanField(
+        default=False, help_text="A preview of a delayed study that shows the plans at once."
     )
     state = models.CharField(max_length=20, choices=State.choices, default=State.SCREENING)
     recruitment_id = models.CharField(
@@ -285,6 +336,22 @@ class Participant(ParticipantRelease, models.Model):
 
     def __str__(self) -> str:
         return f"P{self.pk} ({self.state})"
+
+    @cached_property
+    def page_texts(self) -> dict[str, str]:
+        """The study's page texts with placeholders filled from this participant's design
+        (their condition's when it has its own)."""
+        texts = self.study.page_texts
+        if not text_placeholders.names_design(texts):
+            return texts  # nothing to fill: no need to look the condition up
+        design = ""
+        if self.condition:
+            design = (
+                Condition.objects.filter(study_id=self.study_id, name=self.condition)
+                .values_list("design", flat=True)
+                .first()
+            ) or ""
+        return self.study.texts_for(design.strip())
 
 
 class Profile(models.Model):
@@ -477,3 +544,7 @@ class FittedMethod(models.Model):
 
     def __str__(self) -> str:
         return f"{self.study.slug} {self.strategy} ({self.state}, {self.progress:.0%})"
+
+
+# a model of its own module, imported here so that `studyapp.models.DesignCheck` exists
+from studyapp.design_check_models import DesignCheck  # noqa: E402, F401

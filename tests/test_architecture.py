@@ -1,8 +1,15 @@
 """The house rules the layer contracts (`lint-imports`) cannot state: no import cycles but the
-services <-> tasks pair, and no source file so long that it holds several concerns."""
+services <-> tasks pair, and no source file so long that it holds several concerns.
+
+Length is a prompt to look, not a rule to split by: a file above `LIST_LINES` is listed (a
+warning in the test report: does it still hold one concern?), and only one above `MAX_LINES`
+fails. A file that holds one concern reads better whole than cut in two at a line count.
+"""
 
 from __future__ import annotations
 
+import warnings
+from collections.abc import Mapping
 from pathlib import Path
 
 import grimp
@@ -10,7 +17,15 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGES = ("recourse_engine", "analysis", "studyapp")
-MAX_LINES = 500
+#: a source file above this many lines fails the test
+MAX_LINES = 600
+#: a source file above this many lines is listed in the test report
+LIST_LINES = 400
+
+
+class LongFileWarning(UserWarning):
+    """Source files above LIST_LINES lines: worth a look, not a failure."""
+
 
 #: the usual services <-> tasks pair: a service queues a task with `transaction.on_commit`,
 #: the task calls the service back (both sides import lazily, inside functions)
@@ -55,10 +70,34 @@ def _sources() -> list[Path]:
     )
 
 
-def test_no_source_file_over_the_limit() -> None:
-    long = {
-        str(p.relative_to(ROOT)): n
+def _lengths() -> dict[str, int]:
+    return {
+        str(p.relative_to(ROOT)): len(p.read_text(encoding="utf-8").splitlines())
         for p in _sources()
-        if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_LINES
     }
-    assert long == {}, f"files over {MAX_LINES} lines (split them by concern): {long}"
+
+
+def _over(lengths: Mapping[str, int], limit: int) -> dict[str, int]:
+    """The files longer than `limit` lines, longest first."""
+    return dict(sorted(((f, n) for f, n in lengths.items() if n > limit), key=lambda x: -x[1]))
+
+
+def test_no_source_file_over_the_limit() -> None:
+    lengths = _lengths()
+    assert len(lengths) > 100
+    long = _over(lengths, MAX_LINES)
+    assert long == {}, f"files over {MAX_LINES} lines (one concern each? split by concern): {long}"
+    listed = _over(lengths, LIST_LINES)
+    if listed:
+        table = "\n".join(f"  {n:4d} {f}" for f, n in listed.items())
+        warnings.warn(
+            f"{len(listed)} files over {LIST_LINES} lines (does each hold one concern?):\n{table}",
+            LongFileWarning,
+            stacklevel=1,
+        )
+
+
+def test_the_length_rule_fails_above_the_limit_and_lists_above_the_mark() -> None:
+    lengths = {"a.py": MAX_LINES + 1, "b.py": MAX_LINES, "c.py": LIST_LINES + 1, "d.py": LIST_LINES}
+    assert _over(lengths, MAX_LINES) == {"a.py": MAX_LINES + 1}
+    assert list(_over(lengths, LIST_LINES)) == ["a.py", "b.py", "c.py"]

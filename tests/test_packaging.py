@@ -113,8 +113,10 @@ def test_each_command_answers_help(installed, command):
     done = _run([str(venv / "bin" / command), "--help"], Path(env["_WORK"]), env)
     if command == "recourse-study":  # Django's help: the management commands by app
         assert "Type 'recourse-study help <subcommand>'" in done.stdout
-        for sub in ("create_demo_study", "simulate_participants", "export_study"):
+        for sub in ("create_demo_study", "simulate_participants", "export_study", "serve"):
             assert sub in done.stdout
+        serve = _run([str(venv / "bin" / command), "serve", "--help"], Path(env["_WORK"]), env)
+        assert serve.stdout.startswith("usage: recourse-study serve ")
     else:
         assert done.stdout.startswith(f"usage: {command} ")
 
@@ -143,3 +145,25 @@ def test_real_commands_from_a_folder_outside_the_checkout(installed):
     probe = "from django.template.loader import get_template as g; print(g('studyapp/base.html').origin.name)"
     done = _run([str(bin_ / "recourse-study"), "shell", "-v0", "-c", probe], work, env)
     assert done.stdout.strip().startswith(env["_SITE"]), done.stdout
+
+
+def test_a_plain_install_names_the_missing_extra(installed, tmp_path: Path) -> None:
+    """`pip install .` without `[study]`: recourse-study says which extra to install, in one
+    line, and leaves nothing behind."""
+    wheel, _, env = installed
+    bare = tmp_path / "bare"
+    _run([sys.executable, "-m", "venv", str(bare)], tmp_path, env)
+    py = str(bare / "bin" / "python")
+    _run([py, "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], tmp_path, env)
+    work = tmp_path / "work"
+    work.mkdir()
+    done = subprocess.run(
+        [str(bare / "bin" / "recourse-study"), "migrate"],
+        cwd=work, env=env, capture_output=True, text=True, timeout=120, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.splitlines() == [
+        "error: recourse-study needs the 'study' extra (no module named 'django'); "
+        "install it with: pip install 'recourse-study-platform[study]'"
+    ]
+    assert list(work.iterdir()) == []

@@ -12,7 +12,14 @@
 gam.vcomp and k.check. See docs/gamm.md.
 """
 
-from analysis.gamm.compare import anova_chisq, compare_ml, k_check, vcomp
+from analysis.gamm.compare import (
+    anova_chisq,
+    compare_ml,
+    k_check,
+    nesting_problem,
+    vcomp,
+    why_no_lr_test,
+)
 from analysis.gamm.design import RandomEffect, Smooth
 from analysis.gamm.fit import GammFit, fit_additive_mixed, fit_formula, fit_gamm
 from analysis.gamm.formula import parse_formula
@@ -29,6 +36,8 @@ __all__ = [
     "fit_formula",
     "fit_gamm",
     "k_check",
+    "nesting_problem",
     "parse_formula",
     "vcomp",
+    "why_no_lr_test",
 ]

@@ -6,7 +6,12 @@
   model's scale and refers it to chi-square on the df difference. Use ML fits when the fixed
   effects differ (as ``itsadug::compareML`` insists); ``compare_ml`` gives that score-based
   version too (chi-square = difference of the ML scores, df = difference of the numbers of
-  unpenalized coefficients and smoothing parameters).
+  unpenalized coefficients and smoothing parameters). Like R's ``stat.anova`` it leaves p out
+  (NaN) where the df difference is 0 or has the other sign than the deviance difference.
+* ``why_no_lr_test(m0, m1, result)`` — R prints that table for any two fits, even with a
+  negative df difference; a likelihood-ratio test means something only where m0's terms are
+  part of m1's (nested) and m1 spends more effective degrees of freedom and fits closer. This
+  says why not, or None where the test applies.
 * ``vcomp(fit)`` — ``gam.vcomp``: each penalty as a variance component, sd = sqrt(scale /
   lambda) with the 95% interval from the Hessian of the REML/ML score in log lambda, log scale.
 * ``k_check(fit)`` — ``k.check``: k', EDF, k-index (residual differences of neighbours in the
@@ -22,6 +27,7 @@ import pandas as pd
 from scipy import stats
 
 from analysis.gamm.fit import GammFit
+from analysis.gamm.formula import parse_formula
 from analysis.gamm.reml import full_hessian
 from analysis.gamm.validate import GammInputError
 
@@ -64,8 +70,56 @@ def anova_chisq(m0: GammFit, m1: GammFit) -> AnovaResult:
     big = m0 if rdf[0] < rdf[1] else m1
     df = rdf[0] - rdf[1]
     deviance = dev[0] - dev[1]
-    p = float(stats.chi2.sf(abs(deviance) / big.scale, abs(df))) if df != 0 else float("nan")
+    signed = deviance / big.scale * np.sign(df)  # stat.anova: NA for df 0 or opposite signs
+    p = float(stats.chi2.sf(signed, abs(df))) if df != 0 and signed >= 0 else float("nan")
     return AnovaResult(rdf, dev, float(df), float(deviance), p, (m0.aic, m1.aic))
+
+
+def nesting_problem(m0: GammFit, m1: GammFit) -> str | None:
+    """Why m0's formula is not a special case of m1's, or None where it is.
+
+    Conservative, by the terms alone: m1 must hold each parametric and random-effect term of
+    m0, and each smooth of m0 with the same covariate, basis and k, either as it is or as a
+    smooth by a factor that m1 also has as a term (a common smooth is one centred smooth per
+    level all alike, plus the level's intercept)."""
+    small, big = parse_formula(m0.formula), parse_formula(m1.formula)
+    if small.outcome != big.outcome:
+        return f"the outcomes differ ({small.outcome} and {big.outcome})"
+    missing = [t for t in small.parametric if t not in big.parametric]
+    missing += [r.label for r in small.random_effects if r not in big.random_effects]
+    for sm in small.smooths:
+        alike = [
+            t
+            for t in big.smooths
+            if (t.variable, t.basis, t.k) == (sm.variable, sm.basis, sm.k)
+            and (t.by == sm.by or (sm.by is None and t.by in big.parametric))
+        ]
+        if not alike:
+            missing.append(f"{sm.label}:{sm.by}" if sm.by else sm.label)
+    if missing:
+        return f"`{m1.formula}` lacks {', '.join(missing)} of `{m0.formula}`"
+    return None
+
+
+def why_no_lr_test(m0: GammFit, m1: GammFit, result: AnovaResult) -> str | None:
+    """Why the likelihood-ratio test of m0 against m1 does not apply, or None where it does:
+    m0 nested in m1, m1 with more effective degrees of freedom (df difference > 0) and a
+    smaller deviance. Where R's table still shows a p-value (a negative df difference with a
+    negative deviance difference), it tests the models the wrong way round."""
+    nesting = nesting_problem(m0, m1)
+    if nesting is not None:
+        return f"the models are not nested: {nesting}"
+    if result.df <= 0:
+        return (
+            f"the larger model uses no more effective degrees of freedom than the smaller one "
+            f"(difference {result.df:.2f})"
+        )
+    if result.deviance <= 0:
+        return (
+            f"the larger model fits no closer than the smaller one "
+            f"(deviance difference {result.deviance:.2f})"
+        )
+    return None
 
 
 def compare_ml(m0: GammFit, m1: GammFit) -> dict:

@@ -44,14 +44,12 @@ import pandas as pd
 
 from recourse_engine import FeatureSchema, normalise
 
+from .catalogue import CATALOGUE, VERDICTS, names
 from .frames import EffectsResult
 from .indices import IndexResult, segregation_indices, split_groups
 
-INDICES = ("centralization", "atkinson", "avg_proximity")
-WORSE_IF_HIGHER = {"centralization": True, "atkinson": True, "avg_proximity": False}
 CURVE_PI = (0.0, 0.25, 0.5, 0.75, 1.0)
 GROUPINGS = ("strategy", "method", "origin")  # evaluation columns that define arms
-VERDICTS = ("worse", "better", "no clear change")
 
 
 class EffectsError(ValueError):
@@ -215,7 +213,7 @@ def study_population(
 
 
 def _values(r: IndexResult) -> dict[str, float]:
-    return {k: float(getattr(r, k)) for k in INDICES}
+    return {k: float(v) for k, v in r.values.items()}
 
 
 def groupings_present(evaluations: pd.DataFrame) -> list[str]:
@@ -231,7 +229,7 @@ def groupings_present(evaluations: pd.DataFrame) -> list[str]:
 
 def _worse(diff: dict[str, float]) -> list[str]:
     """Indices whose point estimate moved the segregated way (not a verdict)."""
-    return [k for k in INDICES if (diff[k] > 0) == WORSE_IF_HIGHER[k] and diff[k] != 0]
+    return [k for k, ix in CATALOGUE.items() if ix.is_worse(diff[k])]
 
 
 def verdict(index: str, ci: list[float] | None) -> str:
@@ -239,12 +237,7 @@ def verdict(index: str, ci: list[float] | None) -> str:
     excludes zero on that side, else "no clear change" (also with no interval)."""
     if ci is None:
         return "no clear change"
-    lo, hi = ci
-    if lo > 0:
-        return "worse" if WORSE_IF_HIGHER[index] else "better"
-    if hi < 0:
-        return "better" if WORSE_IF_HIGHER[index] else "worse"
-    return "no clear change"
+    return CATALOGUE[index].verdict(*ci)
 
 
 def compute_effects(
@@ -355,16 +348,16 @@ def _arm(
     rating-implied partial compliance and the compliance curve."""
     after = idx(pop.cf[s])
     assert after is not None
-    diff = {i: after[i] - before[i] for i in INDICES}
-    boot_d: dict[str, list[float]] = {i: [] for i in INDICES}
+    diff = {i: after[i] - before[i] for i in names()}
+    boot_d: dict[str, list[float]] = {i: [] for i in names()}
     for b, bb in zip(boots, before_boot, strict=True):
         a = idx(pop.cf[s], b)
         if a is None or bb is None:
             continue
-        for i in INDICES:
+        for i in names():
             boot_d[i].append(a[i] - bb[i])
     difference = {}
-    for i in INDICES:
+    for i in names():
         v = np.array(boot_d[i])
         ci = [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if len(v) else None
         boot_mean = float(v.mean()) if len(v) else None
@@ -377,19 +370,19 @@ def _arm(
     partial = _partial(pop.X0, pop.cf[s], p, draws, rng, idx)
     n_shown = int(pop.shown[s].sum())
     partial_share_of_shown = partial["share_implemented"] * len(p) / n_shown if n_shown else 0.0
-    curve: dict[str, Any] = {"pi": list(CURVE_PI), **{i: [] for i in INDICES}}
+    curve: dict[str, Any] = {"pi": list(CURVE_PI), **{i: [] for i in names()}}
     shown = pop.shown[s]
     for pi in CURVE_PI:
         res = _partial(pop.X0, pop.cf[s], np.where(shown, pi, 0.0), curve_draws, rng, idx)
-        for i in INDICES:
+        for i in names():
             curve[i].append(res[i]["mean"])
-    by_verdict = {v: [i for i in INDICES if difference[i]["verdict"] == v] for v in VERDICTS}
+    by_verdict = {v: [i for i in names() if difference[i]["verdict"] == v] for v in VERDICTS}
     return {
         "n_shown": n_shown,
         "n_impossible": int(pop.impossible[s].sum()),
         "after": after,
         "difference": difference,
-        "bootstrap_used": len(boot_d["centralization"]),
+        "bootstrap_used": len(next(iter(boot_d.values()))),
         "worse": by_verdict["worse"],
         "better": by_verdict["better"],
         "no_clear_change": by_verdict["no clear change"],
@@ -418,7 +411,7 @@ def _partial(
     numbers do not depend on it), and the indices are computed once and reported
     exactly (a mean of equal floats can be off by an ulp)."""
     certain = bool(np.all((p == 0.0) | (p == 1.0)))
-    vals: dict[str, list[float]] = {i: [] for i in INDICES}
+    vals: dict[str, list[float]] = {i: [] for i in names()}
     shares = []
     once: dict[str, float] | None = None
     for _ in range(draws):
@@ -430,14 +423,14 @@ def _partial(
             r = idx(np.where(act[:, None], X1, X0))
             assert r is not None
             once = r
-        for i in INDICES:
+        for i in names():
             vals[i].append(r[i])
     if certain and draws:
         share = float(shares[0])
     else:
         share = float(np.mean(shares)) if shares else math.nan
     out: dict[str, Any] = {"share_implemented": share}
-    for i in INDICES:
+    for i in names():
         v = np.array(vals[i])
         if certain and once is not None:
             out[i] = {"mean": once[i], "sd": 0.0, "q025": once[i], "q975": once[i]}

@@ -170,6 +170,15 @@ def _distinct_order_stats(
     raise RuntimeError("ε order statistic not found in the full range; this is a bug")
 
 
+def threshold(eps: float, comparison: str) -> float | None:
+    """The `<=` threshold equivalent to "within ε" under `comparison` (`<=` or `<`; None:
+    nobody, not even oneself, is within ε)."""
+    if comparison == "<=":
+        return float(eps)
+    below = float(np.nextafter(eps, -math.inf))
+    return below if below >= 0 else None
+
+
 def minority_eps(
     X: Any,
     is_minority: np.ndarray,

@@ -1,6 +1,6 @@
 """Segregation results as pandas data frames, for notebooks and for R.
 
-* ``IndexResult.to_frame()``: one row (n, minority, eps and the three indices), so that the
+* ``IndexResult.to_frame()``: one row (n, minority, eps and the indices), so that the
   results of several populations concatenate into one table;
 * ``EffectsResult`` — what ``compute_effects`` returns: still the JSON-ready dict the
   report and ``effects.json`` are written from, plus ``to_frame()`` (one row per arm and
@@ -16,7 +16,8 @@ from typing import Any
 
 import pandas as pd
 
-INDICES = ("centralization", "atkinson", "avg_proximity")
+from .catalogue import names
+
 EFFECT_COLUMNS = [
     "grouping",
     "arm",
@@ -36,10 +37,10 @@ EFFECT_COLUMNS = [
 
 
 def index_frame(result: Any) -> pd.DataFrame:
-    """One row: n, n_minority, minority, eps, centralization, atkinson, avg_proximity."""
+    """One row: n, n_minority, minority, eps and each catalogue index."""
     row = result.to_json()
     row["n_minority"] = int(result.n_minority)
-    order = ["n", "n_minority", "minority", "eps", *INDICES]
+    order = ["n", "n_minority", "minority", "eps", *names()]
     return pd.DataFrame([{k: row[k] for k in order}])
 
 
@@ -53,7 +54,7 @@ def effects_frame(effects: dict[str, Any]) -> pd.DataFrame:
     """One row per (grouping, arm, index) of a ``compute_effects`` result."""
     rows = []
     for grouping, name, arm in _arms(effects):
-        for i in INDICES:
+        for i in names():
             d = arm["difference"][i]
             ci = d["ci95"] or [float("nan"), float("nan")]
             part = arm["partial"][i]
@@ -84,7 +85,7 @@ def curves_frame(effects: dict[str, Any]) -> pd.DataFrame:
     for grouping, name, arm in _arms(effects):
         curve = arm["curve"]
         for j, pi in enumerate(curve["pi"]):
-            rows += [[grouping, name, pi, i, curve[i][j]] for i in INDICES]
+            rows += [[grouping, name, pi, i, curve[i][j]] for i in names()]
     return pd.DataFrame(rows, columns=["grouping", "arm", "pi", "index", "value"])
 
 

@@ -29,9 +29,10 @@ Definitions (minority = the smaller group unless named):
 * Atkinson (b = 0.5, Massey–Denton): 1 − P/(1−P)·|Σ_i (1−p_i)^{1−b} p_i^b t_i/(P·T)|^{1/(1−b)}
   over neighbourhoods (KMeans with 30 clusters fitted on the population, or labels).
 
-This module holds the public functions; the work is split by concern: `inputs` (checks),
-`geometry` (block products and their error bound), `backends` (numpy / torch kernels),
-`passes` (blocked passes over pairs) and `epsilon` (the ε order statistic).
+This module holds the public functions; the work is split by concern: `catalogue` (the
+indices, one record each), `exact` (each index's computation and the passes they share),
+`inputs` (checks), `geometry` (block products and their error bound), `backends` (numpy /
+torch kernels), `passes` (blocked passes over pairs) and `epsilon` (the ε order statistic).
 """
 
 from __future__ import annotations
@@ -44,10 +45,11 @@ from typing import Any
 import numpy as np
 
 from .backends import Progress, make_ops
-from .epsilon import EPS_PAIRS, EpsPairs, find_eps, minority_eps
-from .geometry import canonical_distances, make_geometry
+from .catalogue import CATALOGUE, index
+from .epsilon import EPS_PAIRS, EpsPairs, minority_eps
+from .exact import Population, atkinson, fit_units, unit_labels
+from .geometry import canonical_distances
 from .inputs import SegregationInputError, as_population, split_groups
-from .passes import counts_from_bracket, cross_pass, minority_within_counts
 
 __all__ = [
     "EPS_PAIRS",
@@ -71,17 +73,24 @@ __all__ = [
 
 @dataclass
 class IndexResult:
+    """n, the minority, ε and the value of every catalogue index (NaN: not computed); an
+    index reads as an attribute too (`result.atkinson`)."""
+
     n: int
     n_minority: int
     minority: Any
     eps: float
-    centralization: float
-    atkinson: float
-    avg_proximity: float
+    values: dict[str, float]
     kmeans: Any = field(default=None, repr=False)
 
+    def __getattr__(self, name: str) -> float:
+        values = self.__dict__.get("values")
+        if values is not None and name in values:
+            return values[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def to_frame(self) -> Any:
-        """One row: n, n_minority, minority, eps and the three indices (a pandas frame)."""
+        """One row: n, n_minority, minority, eps and the indices (a pandas frame)."""
         from .frames import index_frame
 
         return index_frame(self)
@@ -95,93 +104,20 @@ class IndexResult:
             "n": int(self.n),
             "minority": minority,
             "eps": float(self.eps),
-            "centralization": float(self.centralization),
-            "atkinson": float(self.atkinson),
-            "avg_proximity": float(self.avg_proximity),
+            **{k: float(v) for k, v in self.values.items()},
         }
 
 
-def fit_units(X: np.ndarray, clusters: int = 30, seed: int = 0) -> Any:
-    """KMeans neighbourhoods fitted on the (original) population (sklearn's defaults,
-    one k-means++ initialisation seeded by `seed`)."""
-    from sklearn.cluster import KMeans
-
-    if clusters < 1:
-        raise SegregationInputError(f"clusters must be >= 1, got {clusters}")
-    distinct = len(np.unique(X, axis=0)) if len(X) <= 200_000 else len(X)
-    if clusters > distinct:
-        raise SegregationInputError(
-            f"{clusters} clusters requested but the population has only {distinct} distinct "
-            "profiles; lower --clusters"
-        )
-    return KMeans(n_clusters=clusters, random_state=seed, n_init=1).fit(X)
+def centralization(X: Any, groups: Any, eps: float | None = None, **options: Any) -> float:
+    """Centralization alone (`options`: those of `segregation_indices`)."""
+    r = segregation_indices(X, groups, eps=eps, want=("centralization",), **options)
+    return r.values["centralization"]
 
 
-def unit_labels(kmeans: Any, X: np.ndarray) -> np.ndarray:
-    """Neighbourhood of each profile under a fitted KMeans (the original population's)."""
-    return kmeans.predict(np.asarray(X, dtype=np.float64))
-
-
-def atkinson(is_minority: np.ndarray, units: Any, b: float = 0.5) -> float:
-    """Atkinson index over neighbourhood labels (empty neighbourhoods do not count)."""
-    is_min = np.asarray(is_minority, dtype=bool)
-    _, lab = np.unique(np.asarray(units), return_inverse=True)
-    t = np.bincount(lab).astype(float)
-    mi = np.bincount(lab, weights=is_min.astype(float))
-    T, P = t.sum(), is_min.mean()
-    if not 0 < P < 1:
-        raise SegregationInputError("Atkinson needs members of both groups")
-    p = mi / t
-    s = np.sum((1 - p) ** (1 - b) * p**b * t / (P * T))
-    return float(1 - P / (1 - P) * abs(s) ** (1 / (1 - b)))
-
-
-def centralization(
-    X: Any,
-    groups: Any,
-    eps: float | None = None,
-    *,
-    minority: Any = None,
-    eps_quantile: float = 0.2,
-    eps_pairs: EpsPairs = "distinct",
-    backend: str = "numpy",
-    device: str | None = None,
-    n_jobs: int | None = None,
-) -> float:
-    r = segregation_indices(
-        X,
-        groups,
-        minority=minority,
-        eps=eps,
-        eps_quantile=eps_quantile,
-        eps_pairs=eps_pairs,
-        backend=backend,
-        device=device,
-        n_jobs=n_jobs,
-        want=("centralization",),
-    )
-    return r.centralization
-
-
-def avg_proximity(
-    X: Any,
-    groups: Any,
-    *,
-    minority: Any = None,
-    backend: str = "numpy",
-    device: str | None = None,
-    n_jobs: int | None = None,
-) -> float:
-    r = segregation_indices(
-        X,
-        groups,
-        minority=minority,
-        backend=backend,
-        device=device,
-        n_jobs=n_jobs,
-        want=("avg_proximity",),
-    )
-    return r.avg_proximity
+def avg_proximity(X: Any, groups: Any, **options: Any) -> float:
+    """Average spatial proximity alone (`options`: those of `segregation_indices`)."""
+    r = segregation_indices(X, groups, want=("avg_proximity",), **options)
+    return r.values["avg_proximity"]
 
 
 def segregation_indices(
@@ -199,10 +135,11 @@ def segregation_indices(
     backend: str = "numpy",
     device: str | None = None,
     n_jobs: int | None = None,
-    want: Sequence[str] = ("centralization", "atkinson", "avg_proximity"),
+    want: Sequence[str] | None = None,
     progress: Progress | None = None,
 ) -> IndexResult:
-    """All three indices, fused so that each pair is visited as few times as possible.
+    """The catalogue's indices (`want`: some of them by name; default all), fused so that
+    each pair is visited as few times as possible.
 
     For a post-recourse population pass the original's `eps` and `kmeans` (from its
     IndexResult) and its `minority`, so that neighbourhoods stay those of the original.
@@ -215,53 +152,31 @@ def segregation_indices(
         raise SegregationInputError(f"eps must be a finite number >= 0, got {eps}")
     if not 0.0 <= eps_quantile <= 1.0:
         raise SegregationInputError(f"eps quantile must be in [0, 1], got {eps_quantile}")
-    atk, km = math.nan, kmeans
-    if "atkinson" in want:
-        if units is not None:
-            lab = np.asarray(units)
-            if len(lab) != len(Xa):
-                raise SegregationInputError(f"{len(Xa)} profiles but {len(lab)} unit labels")
-        else:
-            km = km if km is not None else fit_units(Xa, clusters, seed)
-            lab = unit_labels(km, Xa)
-        atk = atkinson(is_min, lab)
+    asked = {index(name).name for name in (CATALOGUE if want is None else want)}
+    wanted = [ix for ix in CATALOGUE.values() if ix.name in asked]
     ops = make_ops(backend, device, n_jobs)
     ops.progress = progress
-    geo = make_geometry(Xa)
-    idx_min, idx_maj = np.flatnonzero(is_min), np.flatnonzero(~is_min)
-
-    cen, prox, eps_v = math.nan, math.nan, math.nan if eps is None else float(eps)
-    if "centralization" in want:
-        counts = None
-        if eps is None:
-            eps_v, bracket = find_eps(ops, geo, idx_min, eps_quantile, eps_pairs, seed)
-            if bracket is not None:
-                counts = counts_from_bracket(geo, idx_min, bracket, eps_v)
-        if counts is None:
-            counts = minority_within_counts(ops, geo, idx_min, eps_v)
-        n_min_in = 1 + counts
-    n_maj_in, psum = None, math.nan
-    if "centralization" in want or "avg_proximity" in want:
-        n_maj_in, psum = cross_pass(
-            ops,
-            geo,
-            idx_min,
-            idx_maj,
-            eps_v if "centralization" in want else None,
-            "avg_proximity" in want,
-        )
-    if "centralization" in want:
-        cen = float(np.mean(n_min_in > n_maj_in))
-    if "avg_proximity" in want:
-        prox = psum / (len(idx_min) * len(idx_maj))
-
+    pop = Population(
+        Xa,
+        is_min,
+        ops,
+        frozenset().union(*(ix.passes for ix in wanted)),
+        eps_given=eps,
+        eps_quantile=eps_quantile,
+        eps_pairs=eps_pairs,
+        units=units,
+        kmeans=kmeans,
+        clusters=clusters,
+        seed=seed,
+    )
+    values = dict.fromkeys(CATALOGUE, math.nan)
+    for ix in wanted:
+        values[ix.name] = ix.exact(pop)
     return IndexResult(
         n=len(Xa),
-        n_minority=len(idx_min),
+        n_minority=len(pop.idx_min),
         minority=label,
-        eps=eps_v,
-        centralization=cen,
-        atkinson=atk,
-        avg_proximity=prox,
-        kmeans=km,
+        eps=pop.known_eps(),
+        values=values,
+        kmeans=pop.kmeans,
     )

@@ -18,14 +18,9 @@ from typing import Any
 
 import numpy as np
 
-from .effects import INDICES, VERDICTS, StudyPopulation
+from .catalogue import CATALOGUE, VERDICTS, names
+from .effects import StudyPopulation
 
-LABELS = {
-    "centralization": "Centralization (higher = more segregated)",
-    "atkinson": "Atkinson index (higher = more segregated)",
-    "avg_proximity": "Average proximity (lower = more segregated)",
-}
-SHORT = {"centralization": "C", "atkinson": "A", "avg_proximity": "P"}
 GROUPING_TITLES = {"strategy": "strategy", "method": "recourse method", "origin": "origin"}
 CURVE_NOTE = (
     "The curves let everyone shown a recourse implement it with probability π — the same "
@@ -126,13 +121,13 @@ def curves_figure(effects: dict[str, Any], grouping: str = "strategy") -> Any:
     legend_lines = 3 + sum(v.count("\n") + 1 for v in labels.values())
     fig, axes = plt.subplots(
         1,
-        len(INDICES),
-        figsize=(5.2 * len(INDICES), 4.0 + 0.19 * legend_lines),
+        len(CATALOGUE),
+        figsize=(5.2 * len(CATALOGUE), 4.0 + 0.19 * legend_lines),
         squeeze=False,
         layout="constrained",
     )
     cmap = plt.get_cmap("tab10" if n_arms <= 10 else "tab20")
-    for ax, idx in zip(axes[0], INDICES, strict=True):
+    for ax, idx in zip(axes[0], names(), strict=True):
         ax.axhline(effects["before"][idx], color="0.5", ls="--", lw=1, label="original")
         for k, (s, e) in enumerate(arms.items()):
             color = cmap(k % cmap.N)
@@ -144,7 +139,7 @@ def curves_figure(effects: dict[str, Any], grouping: str = "strategy") -> Any:
             x = part.get("share_of_shown_implemented", part["share_implemented"])
             ax.errorbar([x], [part[idx]["mean"]], yerr=[[lo], [hi]], fmt="*", ms=10, color=color)
         ax.set_xlabel("share of those shown who implement (π); ★ = rating-implied")
-        ax.set_title(LABELS[idx], fontsize=10)
+        ax.set_title(CATALOGUE[idx].title, fontsize=10)
         ax.set_xlim(-0.05, 1.05)
         ax.legend(
             loc="upper center",
@@ -178,8 +173,8 @@ def _fmt(v: float | None) -> str:
 
 
 def verdict_counts(arm: dict[str, Any]) -> dict[str, int]:
-    """How many of the three indices got each verdict."""
-    got = [arm["difference"][i]["verdict"] for i in INDICES]
+    """How many of the indices got each verdict."""
+    got = [arm["difference"][i]["verdict"] for i in names()]
     return {v: got.count(v) for v in VERDICTS}
 
 
@@ -192,7 +187,7 @@ def _table(e: dict[str, Any], grouping: str) -> str:
     )
     rows = []
     for s, st in _arms(e, grouping).items():
-        for i in INDICES:
+        for i in names():
             d = st["difference"][i]
             ci = d["ci95"]
             part = st["partial"][i]
@@ -207,7 +202,7 @@ def _table(e: dict[str, Any], grouping: str) -> str:
             )
         c = verdict_counts(st)
         rows.append(
-            f"<tr class='sum'><td>{html.escape(s)}</td><td colspan='8'>of 3 indices: "
+            f"<tr class='sum'><td>{html.escape(s)}</td><td colspan='8'>of {len(CATALOGUE)} indices: "
             f"{c['worse']} worse, {c['better']} better, {c['no clear change']} no clear change; "
             f"shown to {st['n_shown']}, {st['n_impossible']} marked impossible; "
             f"mean implementation probability {st['partial']['mean_probability']:.3f}</td></tr>"

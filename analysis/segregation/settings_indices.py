@@ -20,14 +20,14 @@ ruijiang81/Balanced-Recourse) differs in three places, each a setting here:
 
 from __future__ import annotations
 
-import math
 from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 
 from .backends import make_ops
-from .epsilon import EPS_PAIRS, minority_eps
+from .catalogue import CATALOGUE
+from .epsilon import EPS_PAIRS, minority_eps, threshold
 from .geometry import make_geometry
 from .indices import IndexResult, segregation_indices, unit_labels
 from .inputs import SegregationInputError, as_population, split_groups
@@ -73,14 +73,6 @@ def fit_kmeans(X: np.ndarray, clusters: int, inits: int, seed: int) -> Any:
     return KMeans(n_clusters=clusters, random_state=seed, n_init=inits).fit(X)
 
 
-def threshold(eps: float, comparison: str) -> float | None:
-    """The `<=` threshold equivalent to the comparison (None: nobody is within ε)."""
-    if comparison == "<=":
-        return float(eps)
-    below = float(np.nextafter(eps, -math.inf))
-    return below if below >= 0 else None
-
-
 def central_flags(X: np.ndarray, is_min: np.ndarray, thr: float | None) -> np.ndarray:
     """Per minority member (in population order): central when minority members are more
     than half of everyone within `thr` (`<=`) of it, itself included."""
@@ -111,15 +103,15 @@ def indices_under(
     seed: int = 0,
     memo: Any = None,
 ) -> IndexResult:
-    """The three indices under `settings`. For a post-recourse population pass the original's
-    IndexResult as `origin`: its minority, ε and K-Means are reused. `memo` (an
-    `analysis.experiment_memo.RunMemo`): the original's K-Means and ε, keyed by the
+    """The catalogue's indices under `settings`. For a post-recourse population pass the
+    original's IndexResult as `origin`: its minority, ε and K-Means are reused. `memo` (an
+    `analysis.experiment.memo.RunMemo`): the original's K-Means and ε, keyed by the
     population and the settings they depend on, shared between settings."""
     Xa = as_population(X)
     minority = None if origin is None else origin.minority
     is_min, _ = split_groups(groups, minority)
     if origin is None:
-        from analysis.experiment_memo import digest, memoised
+        from analysis.experiment.memo import digest, memoised
 
         km_seed = seed if settings.kmeans_seed is None else settings.kmeans_seed
         pop = digest(Xa, is_min)
@@ -136,16 +128,17 @@ def indices_under(
     else:
         km, eps = origin.kmeans, origin.eps
     thr = threshold(eps, settings.eps_comparison)
-    want = ("atkinson", "avg_proximity") if thr is None else None
     kw: dict[str, Any] = {"minority": minority, "kmeans": km, "seed": seed}
-    if want is None:
+    if thr is not None:
         res = segregation_indices(Xa, groups, eps=thr, **kw)
-    else:
+    else:  # nobody is within ε, so no minority member is central
+        want = [name for name in CATALOGUE if name != "centralization"]
         res = segregation_indices(Xa, groups, want=want, **kw)
-        res.centralization = 0.0
+        res.values["centralization"] = 0.0
     res.eps = float(eps)
     if settings.published_centralization:
-        res.centralization = published_centralization_value(is_min, central_flags(Xa, is_min, thr))
+        central = central_flags(Xa, is_min, thr)
+        res.values["centralization"] = published_centralization_value(is_min, central)
     return res
 
 

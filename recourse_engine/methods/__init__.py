@@ -2,21 +2,26 @@
 
 The names are those of the engine's one strategy table (`recourse_engine.strategies`),
 which also holds the pool variants of EBR and IBR that a study design may name; `METHODS`
-is read from it, so a method is added in one place.
+is read from it, so a method is added in one place. A method of one module is a module
+here (`wachter`, `cchvae`, ...); one of several is a folder (`ebr/`, `ibr/`, `fair_rl/`),
+as CARLA's catalogue has it. What a method needs of a study it declares on its class
+(`capabilities`).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from ..strategies import STRATEGIES
+from ..pool import Pool
+from ..strategies import STRATEGIES, PoolFit
 from .base import CounterfactualResult, Layout, MethodError, RecourseMethod
+from .capabilities import Capabilities
 from .causal import AdditiveSCM, CausalRecourse
-from .cchvae import CCHVAE, IBR
+from .cchvae import CCHVAE
 from .cruds import CRUDS
-from .ebr import EBR, attach_pool_density, fit_pool_density
+from .ebr import EBR, PoolDensity, fit_pool_density
 from .growing_spheres import GrowingSpheres
-from .ibr_pool import attach_pool_ibr, fit_pool_ibr
+from .ibr import IBR, PoolLatent, fit_pool_ibr
 from .store import load_method, save_method
 from .wachter import Wachter
 
@@ -35,9 +40,26 @@ def get_method(name: str, **params: Any) -> RecourseMethod:
     return cls(**params)
 
 
+def _pool_fit(strategy: str) -> PoolFit:
+    pool_fit = STRATEGIES[strategy].pool_fit
+    assert pool_fit is not None
+    return pool_fit
+
+
+def attach_pool_density(pool: Pool, density: PoolDensity) -> None:
+    """Use `density` whenever the `ebr` strategy selects from `pool`."""
+    _pool_fit("ebr").attach(pool, density)
+
+
+def attach_pool_ibr(pool: Pool, latent: PoolLatent) -> None:
+    """Use `latent` whenever the `ibr` strategy selects from `pool`."""
+    _pool_fit("ibr").attach(pool, latent)
+
+
 __all__ = [
     "CCHVAE",
     "AdditiveSCM",
+    "Capabilities",
     "CausalRecourse",
     "CRUDS",
     "EBR",

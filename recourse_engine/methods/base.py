@@ -20,11 +20,11 @@ approved during the search is exactly what `_finalise` decodes.
 from __future__ import annotations
 
 import time
-import weakref
+import zlib
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from dataclasses import Field, dataclass, field, fields
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -32,8 +32,7 @@ from ..decision import DecisionModel
 from ..distances import CHANGE_TOL
 from ..encoding import denormalise, normalise
 from ..schema import FeatureSchema
-
-T = TypeVar("T")
+from .capabilities import Capabilities
 
 # reasons a row has no counterfactual
 FOUND = "valid"
@@ -42,42 +41,19 @@ NOT_APPROVED = "not_approved"
 UNCHANGED = "unchanged"
 
 
-class PoolCache(Generic[T]):
-    """Values fitted on a pool (densities, latent codes), kept while that pool object lives.
+def pattern_key(xc: np.ndarray) -> bytes:
+    """Bytes identifying an immutable pattern (rounded; -0.0 and 0.0 alike)."""
+    return (np.round(np.asarray(xc, dtype=float), 12) + 0.0).tobytes()
 
-    Pools are unhashable dataclasses, so entries are keyed by id and confirmed by a weak
-    reference: a new pool that reuses a dead pool's id never gets the old value. A value is
-    attached only when it was fitted on as many rows as the pool has (`rows`); a pool with
-    none attached gets one fitted with `fit`'s defaults on first use.
-    """
 
-    def __init__(
-        self,
-        fit: Callable[[FeatureSchema, Any], T],
-        rows: Callable[[T], int],
-        mismatch: str,
-    ) -> None:
-        self._entries: dict[int, tuple[weakref.ref, T]] = {}
-        self._fit = fit
-        self._rows = rows
-        self._mismatch = mismatch
+def pattern_rng(seed: int, xc: np.ndarray) -> np.random.Generator:
+    """A generator of its own for one pattern (or one factual), so that what a method draws
+    for a row does not depend on the other rows of its batch."""
+    return np.random.default_rng([int(seed), zlib.crc32(pattern_key(xc))])
 
-    def get(self, pool: Any) -> T | None:
-        entry = self._entries.get(id(pool))
-        return entry[1] if entry is not None and entry[0]() is pool else None
 
-    def attach(self, pool: Any, value: T) -> None:
-        if self._rows(value) != len(pool):
-            raise MethodError(self._mismatch)
-        self._entries[id(pool)] = (weakref.ref(pool), value)
-
-    def fitted(self, schema: FeatureSchema, pool: Any) -> T:
-        """The value attached to `pool`, or one fitted with the defaults and attached."""
-        value = self.get(pool)
-        if value is None:
-            value = self._fit(schema, pool)
-            self.attach(pool, value)
-        return value
+#: the pool column that holds the protected group when a pool strategy is given none
+DEFAULT_GROUP_COLUMN = "gender"
 
 
 def pool_groups(
@@ -251,7 +227,10 @@ def _check_factuals(schema: FeatureSchema, factuals: Any) -> np.ndarray:
 
 @dataclass
 class RecourseMethod(ABC):
-    """Base class: subclasses implement `_fit` and `_search` on the normalised scale."""
+    """Base class: subclasses implement `_fit` and `_search` on the normalised scale, and
+    declare what they need of a study in `capabilities`."""
+
+    capabilities: ClassVar[Capabilities] = Capabilities()
 
     seed: int = 0
     progress: bool = False
@@ -262,6 +241,13 @@ class RecourseMethod(ABC):
     model: DecisionModel = field(init=False, repr=False)
     layout: Layout = field(init=False, repr=False)
     fit_seconds: float = field(default=0.0, init=False)
+
+    @classmethod
+    def study_params(cls) -> dict[str, Field[Any]]:
+        """The constructor parameters a study may set, by name: every field of the
+        constructor but `progress` and those a study setting fills (`capabilities.settings`)."""
+        skip = {"progress", *cls.capabilities.settings}
+        return {f.name: f for f in fields(cls) if f.init and f.name not in skip}
 
     def fit(self, data: Any, model: DecisionModel) -> RecourseMethod:
         """Fit on a `recourse_engine.datasets.Dataset` and a decision model (not relative to

@@ -16,11 +16,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
 from .base import MethodError, RecourseMethod, snap
+from .capabilities import Capabilities
 from .growing_spheres import layer_samples
 
 Equation = Callable[[np.ndarray], np.ndarray]  # (m, |parents|) -> (m,)
@@ -77,6 +78,8 @@ class AdditiveSCM:
 
 @dataclass
 class CausalRecourse(RecourseMethod):
+    capabilities: ClassVar[Capabilities] = Capabilities(scm=True, item_params=("intervenable",))
+
     scm: AdditiveSCM | None = None
     intervenable: Sequence[str] | None = None
     step: float = 0.2

@@ -1,18 +1,13 @@
-"""CCHVAE (Pawelczyk et al., 2020) and implicit balanced recourse (IBR, Gao & Lakkaraju 2023).
+"""CCHVAE (Pawelczyk et al., 2020), whose training also serves implicit balanced recourse.
 
 CCHVAE: a conditional VAE — encoder q(z | x_f, x_I), decoder p(x_f | z, x_I) with a
 standard normal prior — on the mutable columns x_f given the immutable columns x_I;
 counterfactuals by growing spheres around the factual's latent mean (step 0.1, 300 samples
 per shell, as in CARLA), decoded with the factual's immutables, the closest approved kept.
 
-IBR: the encoder sees x_f only and the decoder [z, x_I without the sensitive attribute];
-a discriminator predicts the group m from z and is trained adversarially: it minimises its
-cross-entropy, the VAE maximises it with weight beta — so z, and the recourse decoded from
-it, carry as little of the group as the data allow. Same search as CCHVAE.
-`adversary="entropy"` is the authors' published code instead (ruijiang81/Balanced-Recourse,
-`balancevae.py`: `loss = elbo - gamma * entropy(sen_clf(z))`): the VAE maximises the
-entropy of the discriminator's prediction, not its cross-entropy (the paper prints
-−β log P(m|z)); the discriminator is trained on its cross-entropy either way.
+With `balanced` (IBR, `recourse_engine.methods.ibr.ibr`) the encoder sees x_f only, the
+decoder [z, x_I without the sensitive attribute], and a group discriminator on z is trained
+adversarially (`adversary_objective`).
 
 The decoder is Gaussian with a fixed sd `recon_sigma` (0.1) on the normalised scale.
 """
@@ -144,13 +139,3 @@ class CCHVAE(VAEMethod):
             n_samples=self.n_samples,
             max_layers=self.max_layers,
         )
-
-
-@dataclass
-class IBR(CCHVAE):
-    """Implicit balanced recourse: CCHVAE with a group-blind encoder and an adversary on z."""
-
-    beta: float = 10.0  # type: ignore[assignment]
-    adversary: str = "cross_entropy"  # type: ignore[assignment]
-    name: str = field(default="ibr", init=False)
-    balanced: bool = field(default=True, init=False)

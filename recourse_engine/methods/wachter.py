@@ -9,15 +9,19 @@ row stops moving as soon as its *decoded* profile is approved.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
 from .base import RecourseMethod, snap
+from .capabilities import Capabilities
 from .differentiable import torch_logit
 
 
 @dataclass
 class Wachter(RecourseMethod):
+    capabilities: ClassVar[Capabilities] = Capabilities(gradient=True)
+
     lam: float = 0.01
     lr: float = 0.01
     max_iter: int = 1000

@@ -18,7 +18,7 @@ from rest_framework.throttling import ScopedRateThrottle
 
 from studyapp.api.permissions import IsResearcher, is_api_researcher
 from studyapp.api.schema import ApiSchema
-from studyapp.console.lockout import lockout_response
+from studyapp.config.lockout import lockout_response
 from studyapp.studies import access
 
 

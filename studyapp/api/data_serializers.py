@@ -116,33 +116,29 @@ EVALUATION_FIELDS = [
 ]
 
 
-def _column(field: type[serializers.Field], source: str, column: str, **kw: Any) -> Any:
-    """A read-only field from a related row, described as the export column it is."""
-    return field(source=source, read_only=True, help_text=_help(column), **kw)
+def _column(field: type[serializers.Field], column: str, **kw: Any) -> Any:
+    """A read-only field read from where the export reads the column (`contract.SOURCES`),
+    described as the export column it is."""
+    (source,) = contract.SOURCES[contract.EVALUATIONS][column]
+    return field(source=source.replace("__", "."), read_only=True, help_text=_help(column), **kw)
 
 
 class EvaluationSerializer(serializers.ModelSerializer):
-    participant = _column(serializers.IntegerField, "participant_id", "participant")
-    condition = _column(serializers.CharField, "participant.condition", "condition")
-    recourse = _column(serializers.IntegerField, "recourse_id", "recourse")
-    strategy = _column(serializers.CharField, "recourse.strategy", "strategy")
-    position = _column(serializers.IntegerField, "recourse.position", "position")
-    sparsity = _column(serializers.IntegerField, "recourse.sparsity", "sparsity")
-    proximity = _column(serializers.FloatField, "recourse.proximity", "proximity")
-    changed = _column(
-        serializers.ListField, "recourse.changed", "changed", child=serializers.CharField()
-    )
-    origin = _column(serializers.CharField, "recourse.origin", "origin")
-    method = _column(serializers.CharField, "recourse.method", "method")
-    sparsity_rank = _column(
-        serializers.IntegerField, "recourse.sparsity_rank", "sparsity_rank", allow_null=True
-    )
-    proximity_rank = _column(
-        serializers.IntegerField, "recourse.proximity_rank", "proximity_rank", allow_null=True
-    )
-    method_params = _column(serializers.JSONField, "recourse.method_params", "method_params")
-    fit_version = _column(serializers.CharField, "recourse.fit_version", "fit_version")
-    fallback = _column(serializers.CharField, "recourse.fallback", "fallback")
+    participant = _column(serializers.IntegerField, "participant")
+    condition = _column(serializers.CharField, "condition")
+    recourse = _column(serializers.IntegerField, "recourse")
+    strategy = _column(serializers.CharField, "strategy")
+    position = _column(serializers.IntegerField, "position")
+    sparsity = _column(serializers.IntegerField, "sparsity")
+    proximity = _column(serializers.FloatField, "proximity")
+    changed = _column(serializers.ListField, "changed", child=serializers.CharField())
+    origin = _column(serializers.CharField, "origin")
+    method = _column(serializers.CharField, "method")
+    sparsity_rank = _column(serializers.IntegerField, "sparsity_rank", allow_null=True)
+    proximity_rank = _column(serializers.IntegerField, "proximity_rank", allow_null=True)
+    method_params = _column(serializers.JSONField, "method_params")
+    fit_version = _column(serializers.CharField, "fit_version")
+    fallback = _column(serializers.CharField, "fallback")
 
     class Meta:
         model = Evaluation

@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from rest_framework import serializers, status
 from rest_framework.exceptions import APIException, ValidationError
 
-from studyapp.studies.errors import ConfigError
+from studyapp.definition.errors import ConfigError
 
 
 class DetailSerializer(serializers.Serializer):

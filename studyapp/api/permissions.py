@@ -15,6 +15,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
+from django.contrib.auth.models import Permission
 from django.http import Http404
 from rest_framework.exceptions import PermissionDenied
 from rest_framework.permissions import BasePermission, DjangoModelPermissions, IsAuthenticated
@@ -35,12 +36,23 @@ def is_api_researcher(user: Any) -> bool:
 
 
 class IsResearcher(BasePermission):
-    """Active staff accounts with study permissions only; participants never have accounts."""
+    """Active staff accounts with study permissions only; participants never have accounts.
+    The refusal says which of the two the account lacks."""
 
     message = "This API is for researchers (staff accounts with study permissions) only."
 
     def has_permission(self, request: Any, view: Any) -> bool:
-        return is_api_researcher(request.user)
+        user = request.user
+        if is_api_researcher(user):
+            return True
+        if access.is_researcher(user):
+            self.message = (
+                f"{self.message} Your account is staff but holds no permission on the study "
+                f"app ({APP}.*); ask your lab's admin to grant the ones you need."
+            )
+        else:
+            self.message = f"{self.message} Your account is not a staff account."
+        return False
 
 
 class ModelPermissions(DjangoModelPermissions):
@@ -88,8 +100,36 @@ class ModelPermissions(DjangoModelPermissions):
         perms = self.required(request, view)
         if perms is None:
             log.error("%s names no model permission for %s", type(view).__name__, request.method)
+            self.message = "This endpoint names no permission it needs, so it is closed."
             return False
-        return all(may(user, p) for p in perms)
+        missing = [p for p in perms if not may(user, p)]
+        if missing:
+            self.message = missing_permissions_message(missing)
+        return not missing
+
+
+def missing_permissions_message(missing: list[str]) -> str:
+    """A 403's detail naming each permission the account lacks, as the admin's user page
+    lists it ("studyapp | study | Can change study"), so the lab's admin knows what to grant."""
+    names = []
+    for perm in missing:
+        app, _, codename = perm.partition(".")
+        row = (
+            Permission.objects.filter(content_type__app_label=app, codename=codename)
+            .select_related("content_type")
+            .first()
+        )
+        if row is None:
+            names.append(perm)
+            continue
+        names.append(
+            f"{perm} ({row.content_type.app_label} | {row.content_type.model} | {row.name})"
+        )
+    which, it = ("permission", "it") if len(names) == 1 else ("permissions", "them")
+    return (
+        f"Your account lacks the {which} this needs: {'; '.join(names)}. Ask your lab's admin "
+        f"to grant {it} on your user page in the console."
+    )
 
 
 #: permission classes of every researcher endpoint (anonymous: 401 from the first)

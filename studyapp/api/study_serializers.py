@@ -2,8 +2,8 @@
 one may send.
 
 The request's own fields (a slug, a schema, a pool) are checked here; every study setting is
-checked by the study configuration model (`studies.config`, the console's rules too), whose
-path-named problems come back under the setting they start with, e.g.
+checked by the study configuration model (`definition.study_config`, the console's rules
+too), whose path-named problems come back under the setting they start with, e.g.
 ``{"design": ["design[1]: unknown strategy 'proxmate'; ..."]}``. The OpenAPI document
 describes the settings with the same model (pydantic, through drf-spectacular). The writes
 themselves are the study services'.
@@ -20,10 +20,12 @@ from drf_spectacular.utils import extend_schema_field
 from pydantic import BaseModel, ConfigDict, Field, create_model
 from rest_framework import serializers
 
+from studyapp.definition import study_config
+from studyapp.definition.errors import ConfigError, StudyError
+from studyapp.definition.json_schema import setting_json_schema
+from studyapp.definition.release_schedule import RELEASE_SETTINGS
 from studyapp.models import Study
-from studyapp.studies import access, carloan, config, services, updates
-from studyapp.studies.config_schema import setting_json_schema
-from studyapp.studies.errors import ConfigError, StudyError
+from studyapp.studies import access, carloan, services, updates
 
 SLUG_PATTERN = r"^[-a-zA-Z0-9_]{1,50}$"
 
@@ -61,7 +63,7 @@ class SettingsSerializer(serializers.Serializer):
             attrs = dict(super().to_internal_value(own))
         except serializers.ValidationError as exc:
             errors.update(exc.detail)
-        unknown = config.unknown_settings(list(settings))
+        unknown = study_config.unknown_settings(list(settings))
         if unknown:
             errors.update(ConfigError(unknown).by_field())
         elif not errors:
@@ -116,6 +118,14 @@ class StudyUpdateSerializer(SettingsSerializer):
 
 class StateSerializer(StrictSerializer):
     state = serializers.ChoiceField(choices=[Study.State.LIVE, Study.State.CLOSED])
+    acknowledge = serializers.ListField(
+        child=serializers.CharField(max_length=200),
+        required=False,
+        default=list,
+        max_length=200,
+        help_text="Going live: the key of each warning of the current design check that you "
+        "acknowledge (recorded with your name); a missing one is a 409 listing them.",
+    )
 
 
 class DuplicateSerializer(StrictSerializer):
@@ -151,15 +161,15 @@ def _optional(model: type[BaseModel], name: str, **replace: Any) -> type[BaseMod
     return create_model(name, __config__=cfg, **fields)
 
 
-OutcomeCodeChange = _optional(config.OutcomeCode, "OutcomeCodeChange")
+OutcomeCodeChange = _optional(study_config.OutcomeCode, "OutcomeCodeChange")
 OutcomeCodesChange = _optional(
-    config.OutcomeCodes,
+    study_config.OutcomeCodes,
     "OutcomeCodesChange",
-    **{o: OutcomeCodeChange for o in config.OutcomeCodes.model_fields},
+    **{o: OutcomeCodeChange for o in study_config.OutcomeCodes.model_fields},
 )
 #: PATCH /api/studies/{slug}/: outcome codes are merged per outcome, the rest replaced
 StudySettingsChange = _optional(
-    config.StudyConfig, "StudySettingsChange", outcome_codes=OutcomeCodesChange
+    study_config.StudyConfig, "StudySettingsChange", outcome_codes=OutcomeCodesChange
 )
 
 
@@ -253,6 +263,8 @@ class StudySerializer(serializers.ModelSerializer):
             "conditions",
             "eligibility",
             "quotas",
+            "kind",
+            *RELEASE_SETTINGS,
             "pool_rows",
             "pool_hash",
             "schema_hash",

@@ -23,9 +23,17 @@ from studyapp.api.params import SLUG
 from studyapp.api.parsers import CSVBodyParser
 from studyapp.api.permissions import RESEARCHER, perms, require_owner
 from studyapp.api.schema import ERROR_BODY_SCHEMA, ApiSchema
+from studyapp.definition.errors import StudyError, StudyFrozen
 from studyapp.models import Study
-from studyapp.studies import access, duplicate, pool, services, study_setup, updates
-from studyapp.studies.errors import StudyError, StudyFrozen
+from studyapp.studies import (
+    access,
+    design_check,
+    duplicate,
+    pool,
+    services,
+    study_setup,
+    updates,
+)
 
 CONFLICT = OpenApiResponse(DetailSerializer, description="The study's state does not allow this.")
 
@@ -154,7 +162,13 @@ class StudyViewSet(viewsets.GenericViewSet):
         study = self.get_object()
         data = _validated(ss.StateSerializer, request)
         try:
-            services.study_set_state(study=study, state=data["state"])
+            services.study_set_state(
+                study=study, state=data["state"], acknowledged=data["acknowledge"], by=request.user
+            )
+        except design_check.DesignWarnings as exc:
+            # 409 with each missing warning (key, text, value, threshold) to acknowledge
+            body = {"detail": str(exc), "warnings": exc.missing}
+            return Response(body, status=status.HTTP_409_CONFLICT)
         except StudyError as exc:
             raise Conflict(str(exc)) from None
         return self._out(study)

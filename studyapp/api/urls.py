@@ -13,6 +13,7 @@ from studyapp.api.data_views import (
     PageVisitView,
     ParticipantViewSet,
 )
+from studyapp.api.design_check_views import DesignCheckView, FitsView
 from studyapp.api.study_views import StudyViewSet
 
 router = SimpleRouter()
@@ -42,5 +43,7 @@ urlpatterns = [
     ),
     path(f"{STUDY}export/", ExportView.as_view(), name="api-export"),
     path(f"{STUDY}monitor/", MonitorView.as_view(), name="api-monitor"),
+    path(f"{STUDY}design-check/", DesignCheckView.as_view(), name="api-design-check"),
+    path(f"{STUDY}fits/", FitsView.as_view(), name="api-fits"),
     path(f"{STUDY}page-visits/", PageVisitView.as_view(), name="api-page-visits"),
 ]

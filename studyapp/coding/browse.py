@@ -12,7 +12,7 @@ from recourse_engine import FeatureSchema
 from studyapp.coding.models import CoderAssignment, Coding, FinalCode
 from studyapp.coding.selectors import all_finished, is_blind
 from studyapp.coding.units import Answer, answer_fields, answers_of, evaluations_of
-from studyapp.generation import engine
+from studyapp.definition import engine_objects
 from studyapp.models import Study
 
 
@@ -99,7 +99,7 @@ def rows(study: Study, user: Any, data: dict[str, Any]) -> list[Row]:
         for f in FinalCode.objects.filter(study=study).prefetch_related("codes")
     }
     finished = all_finished(study)
-    schema = engine.schema_of(study.schema)
+    schema = engine_objects.schema_of(study.schema)
     me = user.get_username()
     out = []
     for a in answers:

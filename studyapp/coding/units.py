@@ -13,6 +13,7 @@ from typing import Any
 
 from django.db.models import QuerySet
 
+from studyapp.definition.question_types import QUESTION_TYPES
 from studyapp.models import Evaluation, Study
 from studyapp.participation.questionnaire import items_for
 
@@ -23,9 +24,8 @@ QUESTION_PREFIX = "q_"
 
 def answer_fields(study: Study) -> list[str]:
     """The fields of a study that hold free text."""
-    texts = [
-        f"{QUESTION_PREFIX}{q.key}" for q in items_for(study, "evaluation") if q.type == "text"
-    ]
+    items = items_for(study, "evaluation")
+    texts = [f"{QUESTION_PREFIX}{q.key}" for q in items if QUESTION_TYPES[q.type].free_text]
     return [*WHY_FIELDS, *texts]
 
 

@@ -18,8 +18,8 @@ os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.config.settings")
 
 app = Celery("studyapp")
 app.config_from_object("django.conf:settings", namespace="CELERY")
-# tasks live in the recourse-generation package, not in the app's top-level `tasks` module
-app.autodiscover_tasks(["studyapp.generation", "studyapp.participation"])
+# tasks live in the packages' own `tasks` modules, not in the app's top-level one
+app.autodiscover_tasks(["studyapp.generation", "studyapp.participation", "studyapp.studies"])
 
 #: the scheduler `scripts/run` and the compose worker start beat with
 BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"

@@ -7,7 +7,7 @@ SQLAlchemy transport, see broker.py), served by a real worker process. ``DATABAS
 Variables: DJANGO_SECRET_KEY, DJANGO_DEBUG, DJANGO_ALLOWED_HOSTS, DJANGO_CSRF_TRUSTED_ORIGINS,
 DATABASE_URL, CELERY_BROKER_URL, STUDYAPP_VAR_DIR, STUDYAPP_QUEUE, STUDYAPP_TASK_TIME_LIMIT,
 STUDYAPP_TASKS_EAGER, STUDYAPP_STATIC_ROOT, STUDYAPP_SWEEP_AFTER_S, STUDYAPP_SWEEP_EVERY_S,
-STUDYAPP_FIT_WAIT_S, STUDYAPP_TOKEN_RATE; HTTPS behind a proxy and login throttling:
+STUDYAPP_FIT_WAIT_S, STUDYAPP_TOKEN_RATE, STUDYAPP_TEMPLATES_DIR; HTTPS behind a proxy and login throttling:
 docs/deploy.md.
 """
 
@@ -53,7 +53,7 @@ ALLOWED_HOSTS = env_list("DJANGO_ALLOWED_HOSTS", "127.0.0.1,localhost,testserver
 CSRF_TRUSTED_ORIGINS = env_list("DJANGO_CSRF_TRUSTED_ORIGINS", "")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "studyapp.console.site.ConsoleAdminConfig",  # django.contrib.admin, the console's site
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -86,11 +86,16 @@ MIDDLEWARE = [
 ROOT_URLCONF = "studyapp.config.urls"
 WSGI_APPLICATION = "studyapp.config.wsgi.application"
 
+#: a site's own templates (templates/README.md): a file here named as a packaged participant
+#: page (``studyapp/<page>.html``, Jinja2) or console template is used instead of that one
+SITE_TEMPLATES_DIR = Path(os.environ.get("STUDYAPP_TEMPLATES_DIR", BASE_DIR / "templates"))
+
 TEMPLATES = [
     {
-        # the participant pages (studyapp/participation/jinja_env.py says why Jinja2)
+        # the participant pages (studyapp/participation/jinja_env.py says why Jinja2); this
+        # engine serves only names under studyapp/, so the site's console templates stay Django's
         "BACKEND": "django.template.backends.jinja2.Jinja2",
-        "DIRS": [BASE_DIR / "studyapp" / "jinja2"],
+        "DIRS": [SITE_TEMPLATES_DIR, BASE_DIR / "studyapp" / "jinja2"],
         "APP_DIRS": False,
         "OPTIONS": {
             "environment": "studyapp.participation.jinja_env.environment",
@@ -100,7 +105,7 @@ TEMPLATES = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         # inside the package, so an installed `recourse-study` finds them too
-        "DIRS": [BASE_DIR / "studyapp" / "templates"],
+        "DIRS": [SITE_TEMPLATES_DIR, BASE_DIR / "studyapp" / "templates"],
         "APP_DIRS": True,
         "OPTIONS": {
             "context_processors": [
@@ -186,6 +191,10 @@ SPECTACULAR_SETTINGS = {
         "AttentionRuleEnum": "studyapp.models.Study.AttentionRule",
         "SettingAttentionRuleEnum": ["end", "flag"],
         "QuestionPageEnum": ["pre", "post", "evaluation"],
+        "KindEnum": "studyapp.release_models.STUDY_KINDS",
+        "SettingKindEnum": ["recourse", "pool_collection"],
+        "ReleaseModeEnum": "studyapp.release_models.RELEASE_MODES",
+        "SettingReleaseModeEnum": ["immediate", "delayed"],
     },
 }
 
@@ -222,7 +231,7 @@ AXES_FAILURE_LIMIT = int(os.environ.get("STUDYAPP_LOGIN_FAILURES", "5"))
 AXES_COOLOFF_TIME = float(os.environ.get("STUDYAPP_LOGIN_COOLOFF_MINUTES", "15")) / 60  # hours
 AXES_LOCKOUT_PARAMETERS = [["ip_address", "username"]]  # one address guessing one account
 AXES_RESET_ON_SUCCESS = True
-AXES_LOCKOUT_CALLABLE = "studyapp.console.lockout.lockout_response"
+AXES_LOCKOUT_CALLABLE = "studyapp.config.lockout.lockout_response"
 AXES_IPWARE_PROXY_COUNT = PROXY_COUNT or None
 AXES_IPWARE_PROXY_ORDER = "right-most"  # the address our own proxy appended
 AXES_IPWARE_META_PRECEDENCE_ORDER = (
@@ -269,6 +278,9 @@ EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
 EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
 EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
 DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "studies@localhost")
+#: the sender of the e-mails participants get (delayed release: their link, the release
+#: notice, reminders); set it to an address participants can reply to
+STUDY_EMAIL_FROM = os.environ.get("STUDY_EMAIL_FROM", DEFAULT_FROM_EMAIL)
 CELERY_BEAT_SCHEDULE = {
     "sweep-waiting": {"task": "studyapp.tasks.sweep_waiting", "schedule": STUDYAPP_SWEEP_EVERY_S},
     # delayed release (studyapp/participation/release.py): release, remind, expire

@@ -22,9 +22,18 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from studyapp.console import admin_views, pool_collection_views, question_preview
-from studyapp.console.forms import RELEASE_FIELDS, StudyChangeForm, eligibility_field
+from studyapp.console import (
+    admin_views,
+    inherited_eligibility,
+    model_views,
+    pool_collection_views,
+    question_preview,
+    setting_readout,
+)
+from studyapp.console.forms import StudyChangeForm, eligibility_field
 from studyapp.console.resume_link import copy_resume_link as give_resume_link
+from studyapp.definition.errors import StudyError
+from studyapp.definition.release_schedule import RELEASE_SETTINGS
 from studyapp.models import (
     Evaluation,
     PageVisit,
@@ -35,9 +44,8 @@ from studyapp.models import (
     Withdrawal,
 )
 from studyapp.participation import preview, withdrawal
-from studyapp.studies import access, duplicate, updates
+from studyapp.studies import access, duplicate, text_checks, updates
 from studyapp.studies import services as study_services
-from studyapp.studies.errors import StudyError
 
 
 class StudyFilter(admin.SimpleListFilter):
@@ -135,7 +143,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
     # --- the change form --------------------------------------------------------------------
     def get_fieldsets(self, request: HttpRequest, obj: Study | None = None) -> Any:
         questions = self._questions(obj)
-        methods = ["method_params", "method_fallback"]
+        methods = ["method_params", "method_fallback", "design_check_thresholds"]
         design = ["design", "seed", "decision_model", "model_file", *methods]
         if not request.user.is_superuser:
             # model files are unpickled when loaded: only superusers may upload one
@@ -145,6 +153,28 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
             eligibility = ["eligibility"]
         else:
             eligibility = [eligibility_field(q) for q in questions if q["type"] != "integer"]
+        design.insert(design.index("decision_model") + 1, "model_card")
+        inherited = inherited_eligibility.inherited_rules(obj.schema) if obj is not None else {}
+        screening = {
+            "fields": eligibility,
+            "description": inherited_eligibility.section_note(
+                inherited, draft=obj is None or obj.state == Study.State.DRAFT
+            ),
+        }
+        return setting_readout.swap(
+            self._fieldsets(design, screening), self._readouts(request, obj)
+        )
+
+    def _readouts(self, request: HttpRequest, obj: Study | None) -> set[str]:
+        """Structured settings shown read-only as forms: those frozen on a live study, and
+        all of them to a researcher who may only view it."""
+        if obj is None:
+            return set()
+        if not self.has_change_permission(request, obj):
+            return set(setting_readout.READOUTS)
+        return set(setting_readout.READOUTS) & set(updates.frozen_parts(obj))
+
+    def _fieldsets(self, design: list[str], screening: dict[str, Any]) -> list[Any]:
         return [
             (None, {"fields": ["slug", "title", "state", "owner", "shared_with", "links"]}),
             (
@@ -159,7 +189,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 {"fields": ["questions", "random_item_order", "questions_preview"]},
             ),
             ("Design and decision model", {"fields": design}),
-            ("Eligibility (screening)", {"fields": eligibility}),
+            ("Eligibility (screening)", screening),
             ("Conditions and quotas", {"fields": ["assignment", "conditions", "quotas"]}),
             (
                 "Recruitment",
@@ -170,13 +200,17 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 {"fields": ["attention_checks", "attention_max_failures", "attention_rule"]},
             ),
             ("Pool and schema", {"fields": ["pool_summary", "schema_hash", "schema_summary"]}),
-            ("Study kind and delayed release", {"fields": ["kind", *RELEASE_FIELDS]}),
+            (
+                "Study kind and delayed release",
+                {"fields": ["kind", *RELEASE_SETTINGS, "time_zone"]},
+            ),
         ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> Any:
         fixed = ["slug", "state", "owner", "links", "pool_summary", "schema_hash"]
         fixed += ["questions_preview"]
-        fixed += ["schema_summary", "eligibility"]
+        fixed += ["schema_summary", "eligibility", "model_card"]
+        fixed += [f"{name}{setting_readout.SUFFIX}" for name in setting_readout.READOUTS]
         if obj is not None and not access.is_owner(request.user, obj):
             fixed.append("shared_with")
         if obj is not None:
@@ -189,6 +223,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
     def get_form(self, request: HttpRequest, obj: Study | None = None, **kwargs: Any) -> Any:
         fields: dict[str, Any] = {}
         if obj is not None and obj.state == Study.State.DRAFT:
+            inherited = inherited_eligibility.inherited_rules(obj.schema)
             for q in self._questions(obj):
                 if q["type"] == "integer":
                     continue
@@ -200,11 +235,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                     required=False,
                     initial=[str(c) for c in (current or [])],
                     widget=forms.CheckboxSelectMultiple,
-                    help_text=(
-                        "Eligible answers (none ticked: everyone)"
-                        if q["type"] == "choice"
-                        else "Eligible only when every selected answer is ticked here"
-                    ),
+                    help_text=inherited_eligibility.help_text(q, inherited),
                 )
         kwargs["form"] = type("StudyChangeFormFor", (self.form,), fields)
         form = super().get_form(request, obj, **kwargs)
@@ -223,7 +254,8 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
         updates.study_update(
             study=obj, changes=form.changes, model_blob=form.cleaned_data.get("model_blob")
         )
-        form.apply_release(obj)
+        for warning in text_checks.study_warnings(obj):
+            self.message_user(request, warning, messages.WARNING)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         if "shared_with" in form.cleaned_data:
@@ -265,6 +297,16 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
     def monitor_link(self, obj: Study) -> str:
         return format_html('<a href="{}">monitor</a>', reverse("console-monitor", args=[obj.slug]))
 
+    @admin.display(description="Stored model")
+    def model_card(self, obj: Study) -> str:
+        if obj.pk is None:
+            return "-"
+        return format_html(
+            '{}<p><a id="decision-model-link" href="{}">Train or upload a decision model</a></p>',
+            model_views.model_card_html(obj),
+            reverse("admin:studyapp_study_decision_model", args=[obj.pk]),
+        )
+
     @admin.display(description="Pool")
     def pool_summary(self, obj: Study) -> str:
         return f"{obj.pool_rows:,} profiles (sha256 {obj.pool_hash[:12]}…)"
@@ -274,20 +316,16 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
         items = [it.get("key", "?") for it in obj.schema.get("profile_items", [])]
         return f"{obj.schema.get('name', '')}: {len(items)} items ({', '.join(items)})"
 
-    @admin.display(description="Conditions and quotas")
-    def conditions(self, obj: Study) -> str:
-        cfg = updates.study_config(obj)
-        conditions = [f"{c['name']} ({c['design'] or 'study design'})" for c in cfg["conditions"]]
-        return "; ".join(conditions) or "none"
-
     @admin.display(description="Eligibility")
     def eligibility(self, obj: Study) -> str:
         rules = []
+        inherited = inherited_eligibility.inherited_rules(obj.schema)
         for q in self._questions(obj):
             codes = q.get("eligible") or q.get("eligible_only")
             if codes:
                 labels = [q["options"][c - 1] for c in codes if 1 <= c <= len(q["options"])]
-                rules.append(f"{q['key']}: {', '.join(labels)}")
+                mark = " (the reference study's default)" if q["key"] in inherited else ""
+                rules.append(f"{q['key']}{mark}: {', '.join(labels)}")
         return "; ".join(rules) or "everyone"
 
     # --- pages beyond the model form --------------------------------------------------------
@@ -313,6 +351,11 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 "<int:pk>/state/",
                 wrap(lambda r, pk: admin_views.state_view(self, r, pk)),
                 name="studyapp_study_state",
+            ),
+            path(
+                "<int:pk>/decision-model/",
+                wrap(lambda r, pk: model_views.decision_model_view(self, r, pk)),
+                name="studyapp_study_decision_model",
             ),
             path(
                 "<int:pk>/duplicate/",
@@ -349,6 +392,8 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 self.message_user(request, str(exc), messages.ERROR)
             else:
                 self.message_user(request, f"{study.slug} is now {state}")
+                for warning in text_checks.text_warnings(study):
+                    self.message_user(request, f"{study.slug}: {warning}", messages.WARNING)
 
     @admin.action(description="Go live (freezes the design)")
     def go_live(self, request: HttpRequest, queryset: QuerySet[Study]) -> None:
@@ -371,6 +416,10 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 self.message_user(request, str(exc), messages.ERROR)
             else:
                 self.message_user(request, f"{study.slug} duplicated as {copy.slug} (draft)")
+
+
+for _name, _show in setting_readout.admin_methods().items():
+    setattr(StudyAdmin, _name, _show)  # the read-only forms `get_fieldsets` swaps in
 
 
 @admin.register(Participant)

@@ -21,9 +21,18 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from studyapp.console.forms import DuplicateForm, PoolUploadForm, StudySetupForm
+from studyapp.definition.errors import StudyError
 from studyapp.models import Study
-from studyapp.studies import access, duplicate, pool, services, study_setup, updates
-from studyapp.studies.errors import StudyError
+from studyapp.studies import (
+    access,
+    design_check,
+    duplicate,
+    pool,
+    services,
+    study_setup,
+    text_checks,
+    updates,
+)
 
 #: a previewed pool waits here (normalised CSV) until the researcher confirms it
 UPLOAD_DIR_NAME = "pool-uploads"
@@ -223,11 +232,23 @@ def state_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpResponse:
         messages.error(request, f"Unknown state {state!r}.")
     else:
         try:
-            services.study_set_state(study=study, state=state)
+            services.study_set_state(
+                study=study,
+                state=state,
+                acknowledged=request.POST.getlist("acknowledge"),
+                by=request.user,
+            )
+        except design_check.DesignWarnings as exc:
+            # the design check's page lists each warning with a box to acknowledge it
+            messages.error(request, str(exc))
+            return redirect("console-design-check", slug=study.slug)
         except StudyError as exc:
             messages.error(request, str(exc))
         else:
             messages.success(request, f"{study.slug} is now {study.state}.")
+            if study.state == Study.State.LIVE:
+                for warning in text_checks.text_warnings(study):
+                    messages.warning(request, warning)
     return redirect(_change_url(study))
 
 

@@ -2,8 +2,8 @@
 duplication.
 
 They hold no rules of their own: every setting is checked by the study configuration model
-(`studies.config`, through `updates.study_config_check` or `services.study_config_for_new`),
-so the console refuses exactly what the API refuses, with the same path-named message under
+(`definition.study_config`, through `updates.study_config_check` or
+`services.study_config_for_new`), so the console refuses exactly what the API refuses, with the same path-named message under
 the field the path starts with. Structured settings (texts, outcome codes, attention checks,
 conditions, quotas) are edited with django-jsonform's editor, driven by the model's JSON
 Schema. Saving goes through the services (`StudyAdmin.save_model`, `admin_views`).
@@ -18,21 +18,17 @@ from typing import Any
 from django import forms
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
-from django.utils import timezone
 from django_jsonform.constants import JOIN_SYMBOL
 from django_jsonform.widgets import JSONFormWidget
 
+from studyapp.console import setting_choices
+from studyapp.definition import study_config
+from studyapp.definition.decision_model import decision_model_check
+from studyapp.definition.errors import ConfigError, StudyError
+from studyapp.definition.json_schema import editor_schema
 from studyapp.models import STUDY_LANGUAGES, Study
-from studyapp.studies import carloan, config, pool_collection, services, updates
-from studyapp.studies.config_schema import editor_schema
-from studyapp.studies.decision_model import decision_model_check
-from studyapp.studies.errors import ConfigError, StudyError
+from studyapp.studies import carloan, pool_collection, services, updates
 from studyapp.studies.pool import MAX_POOL_BYTES
-from studyapp.studies.release_settings import (
-    ReleaseSettings,
-    release_settings_check,
-    study_set_release,
-)
 
 #: an uploaded schema or model larger than this is refused
 MAX_SCHEMA_BYTES = 2 * 1024 * 1024
@@ -40,14 +36,11 @@ MAX_MODEL_BYTES = 64 * 1024 * 1024
 #: settings edited as JSON with the structured editor
 EDITED_AS_JSON = (
     "texts", "outcome_codes", "attention_checks", "conditions", "quotas", "method_params",
-    "questions", "random_item_order", "page_timeouts",
+    "questions", "random_item_order", "page_timeouts", "design_check_thresholds",
 )  # fmt: skip
 #: JSON settings that are objects (the others are lists)
-_JSON_OBJECTS = ("texts", "outcome_codes", "method_params", "page_timeouts")
-#: the delayed-release settings (`studies.release_settings` checks and writes them)
-RELEASE_FIELDS = (
-    "release_mode", "release_at", "release_after_days", "reminder_every_days", "max_reminders",
-    "return_deadline_days",
+_JSON_OBJECTS = (
+    "texts", "outcome_codes", "method_params", "page_timeouts", "design_check_thresholds",
 )  # fmt: skip
 
 
@@ -218,15 +211,22 @@ class StudyChangeForm(forms.ModelForm):
     page_timeouts = _json_field(
         "page_timeouts", "Seconds before a page submits itself with what was entered."
     )
+    design_check_thresholds = _json_field(
+        "design_check_thresholds",
+        "Where the design check warns before going live: the decision model approving more "
+        "than this share of sampled profiles, a method's own plan shown to fewer than this "
+        "share of rejected ones (0..1; defaults 0.10 and 0.80).",
+    )
     method_params = forms.JSONField(
         required=False,
         help_text='Settings of the recourse methods the design names, e.g. {"wachter": '
         '{"lam": 0.05}, "causal": {"scm": {"position": {"education": 0.5}}}}.',
     )
     decision_model = forms.ChoiceField(
-        choices=[(m, m) for m in config.DECISION_MODELS],
+        choices=[(m, m) for m in study_config.DECISION_MODELS],
         required=False,
-        help_text="income_rule: the reference study's bank rule; uploaded: the model file below.",
+        help_text="income_rule: the reference study's bank rule; uploaded: a stored model "
+        "(trained on the pool or uploaded on the 'Decision model' page, or the file below).",
     )
     model_file = forms.FileField(
         required=False,
@@ -250,11 +250,16 @@ class StudyChangeForm(forms.ModelForm):
         for name in ("conditions", "quotas", "decision_model"):
             if name in self.fields and name in current:
                 self.fields[name].initial = current[name]
+        for name in setting_choices.PER_STUDY:  # a condition or page chosen, not typed
+            if name in self.fields and current:
+                self.fields[name].widget.schema = setting_choices.study_editor_schema(
+                    name, current, self.instance.schema
+                )
         self.changes: dict[str, Any] = {}
 
     def _changes(self, data: Mapping[str, Any]) -> dict[str, Any]:
         changes = {}
-        for name in config.SETTINGS:
+        for name in study_config.SETTINGS:
             if name in self.fields and name in data:
                 value = data[name]
                 if value is None and name in EDITED_AS_JSON:
@@ -287,56 +292,9 @@ class StudyChangeForm(forms.ModelForm):
         except StudyError as exc:
             self.add_error("model_file", str(exc))
 
-    def _release(self, data: dict[str, Any]) -> None:
-        """Check the study kind and the release schedule (written by `apply_release`)."""
-        self.release: ReleaseSettings | None = None
-        self.kind: str | None = None
-        study = self.instance
-        kind = data.get("kind")
-        if "kind" in self.fields and kind and kind != study.kind:
-            try:
-                updates.require_draft(study, "its kind")
-                if kind == "pool_collection":
-                    pool_collection.income_question(study.schema)
-            except StudyError as exc:
-                self.add_error("kind", str(exc))
-            self.kind = kind
-        if not all(name in self.fields for name in RELEASE_FIELDS):
-            return
-        self.release = ReleaseSettings(
-            mode=data.get("release_mode") or "immediate",
-            release_at=data.get("release_at"),
-            release_after_days=data.get("release_after_days"),
-            reminder_every_days=data.get("reminder_every_days") or 0,
-            max_reminders=data.get("max_reminders") or 0,
-            return_deadline_days=data.get("return_deadline_days") or 0,
-        )
-        current = ReleaseSettings.of(study) if study.pk else None
-        problems = release_settings_check(self.release, now=timezone.now(), current=current)
-        if self.release.mode == "delayed" and (kind or study.kind) != "recourse":
-            problems["release_mode"] = "only a recourse study can release plans later"
-        for name, message in problems.items():
-            self.add_error(name, message)
-
-    def apply_release(self, study: Study) -> None:
-        """After the other settings are saved: the kind and the release schedule (an
-        immediate release first, so a delayed study can become a pool collection)."""
-        now = timezone.now()
-        first = self.release is not None and self.release.mode == "immediate"
-        if first:
-            study_set_release(study=study, settings=self.release, now=now)
-        if self.kind == "pool_collection":
-            pool_collection.study_make_pool_collection(study=study)
-        elif self.kind == "recourse":
-            Study.objects.filter(pk=study.pk).update(kind="recourse")
-            study.refresh_from_db()
-        if self.release is not None and not first:
-            study_set_release(study=study, settings=self.release, now=now)
-
     def clean(self) -> dict[str, Any]:
         data = super().clean()
         self._model_blob(data)
-        self._release(data)
         self.changes = self._changes(data)
         try:
             updates.study_config_check(

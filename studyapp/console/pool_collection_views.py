@@ -16,9 +16,9 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 
 from studyapp.console.admin_views import _change_url, _context, _preview_context, _study
+from studyapp.definition.errors import StudyError
 from studyapp.models import Study
 from studyapp.studies import access, pool_collection, updates
-from studyapp.studies.errors import StudyError
 
 _SHA = re.compile(r"^[0-9a-f]{64}$")
 

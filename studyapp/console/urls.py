@@ -4,11 +4,21 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from studyapp.console import views
+from studyapp.console import design_check_views, views
 
 urlpatterns = [
     path("studies/<slug:slug>/monitor/", views.monitor_page, name="console-monitor"),
     path("studies/<slug:slug>/monitor.json", views.monitor_json, name="console-monitor-json"),
     path("studies/<slug:slug>/export.zip", views.export_zip, name="console-export"),
+    path(
+        "studies/<slug:slug>/design-check/",
+        design_check_views.design_check_page,
+        name="console-design-check",
+    ),
+    path(
+        "studies/<slug:slug>/design-check.json",
+        design_check_views.design_check_json,
+        name="console-design-check-json",
+    ),
     path("", include("studyapp.coding.urls")),  # the qualitative coding's pages
 ]

@@ -11,9 +11,10 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import contract as c
+from studyapp.definition.question_types import QUESTION_TYPES
+from studyapp.definition.questions import Question
 from studyapp.export.tables import Tables
 from studyapp.models import Participant, Study
-from studyapp.studies.questions import Question
 
 
 class ExportError(ValueError):
@@ -40,22 +41,9 @@ def study_facts(tables: Tables) -> dict[str, str]:
 
 
 def question_entry(q: Question) -> c.Entry:
-    """A `q_<key>` column: type, allowed values (codes with their English labels, or the
-    bounds), and the question as the study asks it in English."""
-    if q.type in ("likert", "single", "attention"):
-        kind, allowed = "integer", c.labels(q.option_labels("en"))
-    elif q.type == "multi":
-        kind, allowed = "string", c.labels(q.option_labels("en")) + " (codes ';'-joined)"
-    elif q.type == "text":
-        kind, allowed = "string", f"free text, at most {q.max_length} characters"
-    else:
-        whole = q.type == "number" and q.decimals == 0
-        kind = "integer" if whole else "float"
-        allowed = f"{q.min:g}..{q.max:g}" + (
-            f" in steps of {q.step:g}" if q.type == "slider" else ""
-        )
-    if q.type == "attention":
-        allowed += f" (right answer: {q.answer})"
+    """A `q_<key>` column: its type's export kind and allowed values (codes with their English
+    labels, or the bounds), and the question as the study asks it in English."""
+    kind, allowed = QUESTION_TYPES[q.type].codebook(q)
     return c.question_entry(
         kind, allowed, q.label("en"), page=q.page, item_type=q.type, required=q.required
     )

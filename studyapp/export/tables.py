@@ -3,13 +3,15 @@ streamed ZIP cannot disagree: each writer draws the same rows from the same `Tab
 in different amounts at a time.
 
 Rows come from `.values()` queries rather than model instances: only the exported fields are
-fetched and only the exported JSON fields decoded (5x faster than select_related rows).
+fetched and only the exported JSON fields decoded (5x faster than select_related rows). Which
+fields those are is the contract's (`analysis.contract.SOURCES`: column -> fields), so a
+column and the fields it is written from are named once.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -18,11 +20,12 @@ from django.db.models import Count, QuerySet
 
 from analysis import contract as c
 from recourse_engine import FeatureSchema
+from studyapp.definition import engine_objects, screening
+from studyapp.definition.question_types import QUESTION_TYPES, export_kind
+from studyapp.definition.questions import Question
 from studyapp.export.extensions import ExtraTables, extra_tables
-from studyapp.generation import engine
 from studyapp.models import Evaluation, PageVisit, Participant, Study
-from studyapp.participation import questionnaire, screening
-from studyapp.studies.questions import Question
+from studyapp.participation import questionnaire
 
 
 def _iso(value: Any) -> str:
@@ -53,35 +56,13 @@ def _answer_cell(value: Any) -> Any:
 
 
 def evaluation_values(study: Study, *, with_test: bool = False) -> QuerySet[Evaluation]:
-    """The fields evaluations.csv is made of, one dict per evaluation (test participants'
-    only when asked for)."""
+    """The fields evaluations.csv is made of (`contract.SOURCES`), one dict per evaluation
+    (test participants' only when asked for)."""
     qs = Evaluation.objects.filter(participant__study=study)
     if not with_test:
         qs = qs.filter(participant__is_test=False)
     return qs.order_by("participant_id", "recourse__position").values(
-        "participant_id",
-        "participant__condition",
-        "participant__gender",
-        "participant__age",
-        "participant__income_jpy",
-        "participant__profile__values",
-        "recourse_id",
-        "recourse__strategy",
-        "recourse__position",
-        "recourse__sparsity",
-        "recourse__proximity",
-        *(f"recourse__{col}" for col in c.RECOURSE_COLUMNS),
-        "recourse__changed",
-        "recourse__values",
-        "impossible",
-        "acceptance",
-        "action",
-        "acceptance_why",
-        "action_why",
-        "answers",
-        "item_order",
-        "seconds_on_page",
-        "submitted_at",
+        *c.source_fields(c.EVALUATIONS)
     )
 
 
@@ -93,39 +74,7 @@ def participant_values(study: Study, *, with_test: bool = False) -> QuerySet[Par
     return (
         qs.order_by("pk")
         .annotate(n_evaluations=Count("evaluations"))
-        .values(
-            "pk",
-            "recruitment_id",
-            "panel",
-            "condition",
-            "state",
-            "screening",
-            "gender",
-            "age",
-            "income_band",
-            "income_jpy",
-            "consent_version",
-            "consented_at",
-            "profile__decision",
-            "profile__values",
-            "generation",
-            "generation_queued_at",
-            "generation_finished_at",
-            "n_evaluations",
-            "attention_failures",
-            "flagged",
-            "flag_reason",
-            "created_at",
-            "finished_at",
-            "assignment",
-            "is_test",
-            "wait_timeouts",
-            "submitted_at",
-            "released_at",
-            "returned_at",
-            "answers",
-            "item_orders",
-        )
+        .values(*c.source_fields(c.PARTICIPANTS))
     )
 
 
@@ -134,13 +83,56 @@ def page_visit_values(study: Study, *, with_test: bool = False) -> QuerySet[Page
     qs = PageVisit.objects.filter(participant__study=study)
     if not with_test:
         qs = qs.filter(participant__is_test=False)
-    return qs.order_by("participant_id", "entered_at", "pk").values(
-        "participant_id", "page", "entered_at", "exited_at", "views", "timeout_happened"
-    )
+    return qs.order_by("participant_id", "entered_at", "pk").values(*c.source_fields(c.PAGE_VISITS))
 
 
 def _visit_seconds(entered: Any, exited: Any) -> float | None:
     return round((exited - entered).total_seconds(), 3) if entered and exited else None
+
+
+def _flag(value: Any) -> int:
+    return int(bool(value))
+
+
+#: a fixed column whose cell is not its one field as stored: how it is made from the
+#: fields `contract.SOURCES` names for it (datetimes and ';'-joined lists need no entry)
+CELLS: dict[str, Callable[..., Any]] = {
+    "any_impossible": _flag,
+    "seconds_on_page": lambda seconds: round(seconds, 3),
+    "method_params": _recourse_value,
+    "panel": lambda panel: json.dumps(panel or {}, sort_keys=True),
+    "outcome": c.outcome,
+    "decision": lambda decision: decision or "",
+    "recourses_seconds": _visit_seconds,
+    "flagged": _flag,
+    "is_test": _flag,
+    "seconds": _visit_seconds,
+    "timeout": _flag,
+}
+
+
+def _cell(column: str, *values: Any) -> Any:
+    make = CELLS.get(column)
+    if make is not None:
+        return make(*values)
+    (value,) = values
+    col = c.COLUMNS[column]
+    if col.type == "datetime":
+        return _iso(value)
+    return ";".join(value or []) if col.joined else value
+
+
+def _fixed_cells(
+    file: str, row: dict[str, Any], columns: Iterable[str], **made: Any
+) -> dict[str, Any]:
+    """The file's fixed `columns` of one row, each made from its fields (`contract.SOURCES`);
+    `made`: cells the study decides, given as they are."""
+    sources = c.SOURCES[file]
+    return {
+        col: made[col] if col in made else _cell(col, *(row[f] for f in sources[col]))
+        for col in columns
+        if col in sources or col in made
+    }
 
 
 @dataclass
@@ -169,7 +161,7 @@ class Tables:
     ) -> Tables:
         return cls(
             study,
-            engine.schema_of(study.schema),
+            engine_objects.schema_of(study.schema),
             screening.questions(study.schema),
             with_text=with_text,
             with_panel_ids=with_panel_ids,
@@ -181,7 +173,7 @@ class Tables:
         """The researcher-defined items of a page that are exported (free text only with
         the free-text answers)."""
         items = questionnaire.items_for(self.study, page)
-        return [q for q in items if self.with_text or q.type != "text"]
+        return [q for q in items if self.with_text or not QUESTION_TYPES[q.type].free_text]
 
     @property
     def item_keys(self) -> dict[str, Question]:
@@ -232,16 +224,7 @@ class Tables:
     def page_visit_rows(self, chunk_size: int | None = None) -> Iterator[dict[str, Any]]:
         values = page_visit_values(self.study, with_test=self.with_test)
         for v in values.iterator(chunk_size) if chunk_size else values:
-            yield {
-                "study": self.study.slug,
-                "participant": v["participant_id"],
-                "page": v["page"],
-                "entered_at": _iso(v["entered_at"]),
-                "exited_at": _iso(v["exited_at"]),
-                "seconds": _visit_seconds(v["entered_at"], v["exited_at"]),
-                "views": v["views"],
-                "timeout": int(v["timeout_happened"]),
-            }
+            yield _fixed_cells(c.PAGE_VISITS, v, c.PAGE_VISIT_COLUMNS, study=self.study.slug)
 
     def _answers(self, answers: dict[str, Any] | None, page: str) -> dict[str, Any]:
         given = answers or {}
@@ -250,34 +233,17 @@ class Tables:
         }
 
     def _evaluation_row(self, ev: dict[str, Any]) -> dict[str, Any]:
-        impossible = ev["impossible"] or []
+        fixed = [col for col in c.EVALUATION_COLUMNS if self.with_text or col not in c.TEXT_COLUMNS]
+        family = c.FAMILY_SOURCES[c.EVALUATIONS]
         return {
-            "study": self.study.slug,
-            "participant": ev["participant_id"],
-            "condition": ev["participant__condition"],
-            "gender": ev["participant__gender"],
-            "age": ev["participant__age"],
-            "income": ev["participant__income_jpy"],
-            "recourse": ev["recourse_id"],
-            "strategy": ev["recourse__strategy"],
-            "position": ev["recourse__position"],
-            "sparsity": ev["recourse__sparsity"],
-            "proximity": ev["recourse__proximity"],
-            "changed": ";".join(ev["recourse__changed"] or []),
-            "impossible": ";".join(impossible),
-            "any_impossible": int(bool(impossible)),
-            "acceptance": ev["acceptance"],
-            "action": ev["action"],
-            **({col: ev[col] for col in c.TEXT_COLUMNS} if self.with_text else {}),
-            "seconds_on_page": round(ev["seconds_on_page"], 3),
-            "submitted_at": _iso(ev["submitted_at"]),
-            **_codes(self.schema, ev["participant__profile__values"], c.PROFILE_PREFIX),
-            **_codes(self.schema, ev["recourse__values"], c.COUNTERFACTUAL_PREFIX),
-            **{col: _recourse_value(ev[f"recourse__{col}"]) for col in c.RECOURSE_COLUMNS},
+            **_fixed_cells(c.EVALUATIONS, ev, fixed, study=self.study.slug),
+            **_codes(self.schema, ev[family[c.PROFILE_PREFIX]], c.PROFILE_PREFIX),
+            **_codes(self.schema, ev[family[c.COUNTERFACTUAL_PREFIX]], c.COUNTERFACTUAL_PREFIX),
+            **_fixed_cells(c.EVALUATIONS, ev, c.RECOURSE_COLUMNS),
             **(
                 {
-                    **self._answers(ev["answers"], "evaluation"),
-                    "items_order": ";".join(ev["item_order"] or []),
+                    **self._answers(ev[family[c.QUESTION_PREFIX]], "evaluation"),
+                    "items_order": ";".join(ev[family["items_order"]] or []),
                 }
                 if self.items("evaluation")
                 else {}
@@ -286,61 +252,34 @@ class Tables:
         }
 
     def _participant_row(self, p: dict[str, Any]) -> dict[str, Any]:
-        panel = (
-            {
-                "recruitment_id": p["recruitment_id"],
-                "panel": json.dumps(p["panel"] or {}, sort_keys=True),
-            }
-            if self.with_panel_ids
-            else {}
-        )
-        answers = p["screening"] or {}
-        queued, finished = p["generation_queued_at"], p["generation_finished_at"]
-        return {
+        fixed = [col for col in c.PARTICIPANT_COLUMNS
+                 if self.with_panel_ids or col not in c.PANEL_COLUMNS]  # fmt: skip
+        cut = fixed.index("outcome") + 1
+        made = {
             "study": self.study.slug,
-            "participant": p["pk"],
-            **panel,
-            "condition": p["condition"],
-            "state": p["state"],
-            "outcome": c.outcome(p["state"]),
+            "attention_excluded": int(p["attention_failures"] > self.study.attention_max_failures),
+        }
+        family = c.FAMILY_SOURCES[c.PARTICIPANTS]
+        answers = p[family[c.SCREENING_PREFIX]] or {}
+        return {
+            **_fixed_cells(c.PARTICIPANTS, p, fixed[:cut], **made),
             **{
                 f"{c.SCREENING_PREFIX}{q['key']}": _screening_value(answers.get(q["key"]))
                 for q in self.questions
             },
-            "gender": p["gender"],
-            "age": p["age"],
-            "income_band": p["income_band"],
-            "income": p["income_jpy"],
-            "consent_version": p["consent_version"],
-            "consented_at": _iso(p["consented_at"]),
-            "decision": p["profile__decision"] or "",
-            "generation": p["generation"],
-            "recourses_seconds": (
-                round((finished - queued).total_seconds(), 3) if finished and queued else None
-            ),
-            "n_evaluations": p["n_evaluations"],
-            "attention_failures": p["attention_failures"],
-            "attention_excluded": int(p["attention_failures"] > self.study.attention_max_failures),
-            "flagged": int(p["flagged"]),
-            "flag_reason": p["flag_reason"],
-            "started_at": _iso(p["created_at"]),
-            "finished_at": _iso(p["finished_at"]),
-            "assignment": p["assignment"],
-            "is_test": int(p["is_test"]),
-            "wait_timeouts": p["wait_timeouts"],
-            "submitted_at": _iso(p["submitted_at"]),
-            "released_at": _iso(p["released_at"]),
-            "returned_at": _iso(p["returned_at"]),
-            **_codes(self.schema, p["profile__values"], c.PROFILE_PREFIX),
+            **_fixed_cells(c.PARTICIPANTS, p, fixed[cut:], **made),
+            **_codes(self.schema, p[family[c.PROFILE_PREFIX]], c.PROFILE_PREFIX),
             **self._questionnaire_cells(p),
         }
 
     def _questionnaire_cells(self, p: dict[str, Any]) -> dict[str, Any]:
+        family = c.FAMILY_SOURCES[c.PARTICIPANTS]
         out: dict[str, Any] = {}
         for page in ("pre", "post"):
             if self.items(page):
-                out.update(self._answers(p["answers"], page))
-                out[f"items_order_{page}"] = ";".join((p["item_orders"] or {}).get(page, []))
+                out.update(self._answers(p[family[c.QUESTION_PREFIX]], page))
+                orders = p[family["items_order_"]] or {}
+                out[f"items_order_{page}"] = ";".join(orders.get(page, []))
         return out
 
     # --- frames ---------------------------------------------------------------------------
@@ -375,8 +314,7 @@ class Tables:
         answered = {
             f"{c.QUESTION_PREFIX}{key}"
             for key, q in self.item_keys.items()
-            if q.type in ("likert", "single", "attention")
-            or (q.type == "number" and q.decimals == 0)
+            if export_kind(q) == "integer"
         }
         added = {
             col

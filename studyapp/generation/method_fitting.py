@@ -14,6 +14,10 @@ it (`generation.services`).
 `methods_check` is what going live asks first: whether every method the designs name can
 work with this study's stored decision model and pool, so that a study that cannot serve
 its design never opens.
+
+A draft's fits may be asked for before going live (`fits_for_draft`: the console's "Fit
+methods now", the API, the design check), so that a pilot shows what participants will
+see; they are the same rows, keyed by pool, model and format, so going live reuses them.
 """
 
 from __future__ import annotations
@@ -32,7 +36,9 @@ from recourse_engine.fit_store import dump_fit, dump_method, fit_format, method_
 from recourse_engine.generated import fit_on_pool, method_problem, method_settings, pool_data
 from recourse_engine.methods import MethodError
 from recourse_engine.strategies import get_strategy, pool_fit_strategies
-from studyapp.generation import engine, stored_fits
+from studyapp.definition import engine_objects
+from studyapp.definition.errors import StudyError
+from studyapp.generation import stored_fits
 from studyapp.models import FittedMethod, Study
 
 log = logging.getLogger(__name__)
@@ -49,7 +55,7 @@ def fit_params(strategy: str) -> dict[str, Any]:
 def study_designs(study: Study) -> list[Design]:
     """The study's design and every condition's own design."""
     texts = [study.design, *(c.design for c in study.conditions.all() if c.design)]
-    return [engine.design_of(text) for text in texts]
+    return [engine_objects.design_of(text) for text in texts]
 
 
 def balanced_strategies(study: Study) -> list[str]:
@@ -70,10 +76,10 @@ def methods_check(study: Study) -> list[str]:
     if not names:
         return []
     try:
-        schema = engine.schema_of(study.schema)
-        model = engine.study_model(study, schema)
-        pool = engine.pool_of(study.pool_csv, schema, source=f"study {study.slug} pool")
-    except (engine.StudyConfigError, ValueError) as exc:
+        schema = engine_objects.schema_of(study.schema)
+        model = engine_objects.study_model(study, schema)
+        pool = engine_objects.pool_of(study.pool_csv, schema, source=f"study {study.slug} pool")
+    except (engine_objects.StudyConfigError, ValueError) as exc:
         return [f"the study's schema, pool or decision model cannot be used: {exc}"]
     problems = []
     for name in names:
@@ -82,10 +88,20 @@ def methods_check(study: Study) -> list[str]:
             problem = method_problem(name, model)
             if problem:
                 raise MethodError(problem)
-            pool_data(settings, schema, pool, model)  # EBR/IBR: the group exists
+            pool_data(settings, schema, pool, model)  # a group the method needs exists
         except MethodError as exc:
             problems.append(str(exc) if str(exc).startswith(name) else f"{name}: {exc}")
     return problems
+
+
+def fits_for_draft(*, study: Study) -> list[FittedMethod]:
+    """Queue the study's fits now, before it goes live (going live then finds them stored
+    and fits nothing again); refused, with every problem named, when the designs' methods
+    cannot work with the study's decision model and pool."""
+    problems = methods_check(study)
+    if problems:
+        raise StudyError(f"study {study.slug}: cannot fit its methods: " + "; ".join(problems))
+    return fits_queue(study=study)
 
 
 def fits_queue(*, study: Study) -> list[FittedMethod]:
@@ -146,7 +162,7 @@ def fits_run(*, study_id: int) -> dict[str, str]:
     fits before it returns: threads beyond a shared host's free cores spin at their barriers
     and slow a fit many times over.
     """
-    from analysis.experiment_threads import thread_limit
+    from analysis.experiment.threads import thread_limit
     from studyapp.config.celery_app import worker_threads
 
     with thread_limit(worker_threads()):
@@ -155,8 +171,8 @@ def fits_run(*, study_id: int) -> dict[str, str]:
 
 def _fits_run(study_id: int) -> dict[str, str]:
     study = Study.objects.get(pk=study_id)
-    schema = engine.schema_of(study.schema)
-    pool = engine.pool_of(study.pool_csv, schema, source=f"study {study.slug} pool")
+    schema = engine_objects.schema_of(study.schema)
+    pool = engine_objects.pool_of(study.pool_csv, schema, source=f"study {study.slug} pool")
     formats = stored_fits.current_formats()
     model = stored_fits.model_key(study)
     out: dict[str, str] = {}
@@ -183,7 +199,7 @@ def _fits_run(study_id: int) -> dict[str, str]:
                 report(1, 1)
                 blob = dump_fit(row.strategy, fitted)
         except Exception as exc:  # noqa: BLE001 - any failure is recorded on the row, not lost
-            if not isinstance(exc, MethodError | ValueError | engine.StudyConfigError):
+            if not isinstance(exc, MethodError | ValueError | engine_objects.StudyConfigError):
                 log.exception("study %s: fitting %s failed", study.slug, row.strategy)
             FittedMethod.objects.filter(pk=row.pk).update(
                 state=F.FAILED,
@@ -207,5 +223,5 @@ def _fits_run(study_id: int) -> dict[str, str]:
 def _fit_method(study: Study, name: str, schema: Any, pool: Any, report: Callable) -> bytes:
     """A method fitted on the pool against the study's decision model, as a stored blob."""
     settings = method_settings(name, (study.method_params or {}).get(name), schema)
-    model = engine.study_model(study, schema)
+    model = engine_objects.study_model(study, schema)
     return dump_method(fit_on_pool(settings, schema, pool, model, progress=report))

@@ -19,14 +19,17 @@ from django.utils import timezone
 
 from recourse_engine import DesignError, ModelError, PoolError, SchemaError
 from recourse_engine.methods import MethodError
-from studyapp.generation import engine
+from studyapp.definition import engine_objects, outcomes
+from studyapp.generation import worker_cache
 from studyapp.models import Condition, Participant, Profile, Recourse
-from studyapp.participation import recruitment
 
 log = logging.getLogger(__name__)
 
 S = Participant.State
 G = Participant.Generation
+#: states in which a participant's plans are generated: the decision page (they stay there
+#: until they continue) and the waiting page (the worker moves them on)
+GENERATING = (S.DECISION, S.WAITING)
 
 
 class FitPending(Exception):
@@ -61,7 +64,7 @@ def _lock(participant_id: int) -> Participant | None:
 def _mark_running(participant_id: int) -> Participant | None:
     with transaction.atomic():
         p = _lock(participant_id)
-        if p is None or p.state != S.WAITING or p.generation in (G.DONE, G.EMPTY, G.FAILED):
+        if p is None or p.state not in GENERATING or p.generation in (G.DONE, G.EMPTY, G.FAILED):
             return None  # already generated (re-delivered task) or not asked for
         p.generation = G.RUNNING
         p.generation_started_at = p.generation_started_at or timezone.now()
@@ -93,14 +96,14 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
         return _generation_of(participant_id)
     t0 = time.perf_counter()
     try:
-        schema, index = engine.pool_index_for(p.study)
+        schema, index = worker_cache.pool_index_for(p.study)
         values = (
             Profile.objects.values_list("values", flat=True).filter(participant_id=p.pk).first()
         )
         if values is None:  # withdrew while the task ran: nothing left to work on
             return _generation_of(participant_id)
-        design = engine.design_of(_design_for(p))
-        generators, pending = engine.generators_for(p.study, design, schema)
+        design = engine_objects.design_of(_design_for(p))
+        generators, pending = worker_cache.generators_for(p.study, design, schema)
         if pending and may_wait:
             waited = (timezone.now() - p.generation_started_at).total_seconds()
             if waited < fit_wait_s():
@@ -121,7 +124,7 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
         ModelError,
         SchemaError,
         MethodError,
-        engine.StudyConfigError,
+        engine_objects.StudyConfigError,
     ) as exc:
         return recourses_fail(participant_id=participant_id, error=f"study configuration: {exc}")
     seconds = time.perf_counter() - t0
@@ -157,7 +160,7 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
         if locked is None:
             return ""
         if (
-            locked.state != S.WAITING
+            locked.state not in GENERATING
             or locked.recourses.exists()
             or locked.generation in (G.DONE, G.EMPTY)
         ):
@@ -166,7 +169,8 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
         if rows:
             locked.generation_finished_at = timezone.now()
             locked.generation = G.DONE
-            locked.state = S.EVALUATING
+            if locked.state == S.WAITING:  # on the decision page they continue themselves
+                locked.state = S.EVALUATING
             reasons = []
             if selection.shortfall:
                 reasons.append(
@@ -194,14 +198,17 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
 
 def _end_without_recourse(p: Participant, generation: str, reason: str) -> None:
     """No plans to show: the (locked) participant is credited as completed, since they took
-    part (the completed outcome's code), and flagged for the researcher."""
+    part (the completed outcome's code), and flagged for the researcher. One still on the
+    decision page reads it first: their Continue ends it (`participation.services`)."""
     p.generation = generation
     p.generation_finished_at = timezone.now()
-    p.state = S.NO_RECOURSE
-    p.completion_code = recruitment.outcome_code(p.study, "completed")
-    p.finished_at = timezone.now()
     p.flagged = True
     p.flag_reason = reason
+    if p.state == S.DECISION:
+        return
+    p.state = S.NO_RECOURSE
+    p.completion_code = outcomes.outcome_code(p.study, "completed")
+    p.finished_at = timezone.now()
 
 
 def recourses_fail(*, participant_id: int, error: str) -> str:
@@ -211,7 +218,7 @@ def recourses_fail(*, participant_id: int, error: str) -> str:
         p = _lock(participant_id)
         if p is None:
             return ""
-        if p.generation in (G.DONE, G.EMPTY) or p.state != S.WAITING:
+        if p.generation in (G.DONE, G.EMPTY) or p.state not in GENERATING:
             return p.generation
         p.generation_error = error[:2000]
         _end_without_recourse(p, G.FAILED, "recourse generation failed (see generation error)")

@@ -35,7 +35,7 @@ def stuck(now: dt.datetime | None = None) -> list[int]:
     quiet = Q(generation_queued_at__lt=cutoff) | Q(generation_queued_at__isnull=True)
     quiet &= Q(generation_started_at__lt=cutoff) | Q(generation_started_at__isnull=True)
     rows = Participant.objects.filter(
-        quiet, state=S.WAITING, generation__in=(G.QUEUED, G.RUNNING)
+        quiet, state__in=(S.DECISION, S.WAITING), generation__in=(G.QUEUED, G.RUNNING)
     ).order_by("generation_queued_at")
     return list(rows.values_list("pk", flat=True)[:1000])
 

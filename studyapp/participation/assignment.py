@@ -13,6 +13,11 @@ each block is a shuffle of all k seeded by the study's seed and the block number
 arrivals see every condition once. Either way a condition whose quota is full is skipped
 (block-randomised: the least-filled free one is taken instead). The participant's
 `assignment` records how: ``least_filled`` or ``block_random:<block>``.
+
+Test participants (a pilot's bots, previews without a chosen condition) are assigned by the
+same rule among the test participants alone, each one counted whatever its state (a
+pilot's split is then the rule's: 60 bots on two conditions split 30/30), and never shift a
+real participant's assignment; quotas do not apply to them.
 """
 
 from __future__ import annotations
@@ -26,14 +31,13 @@ from typing import Any
 from django.db.models import Count, Q, QuerySet
 from django.utils import timezone
 
+from studyapp.definition import outcomes
 from studyapp.models import Condition, Participant, Quota, Study
 
 S = Participant.State
 
-IN_PROGRESS = (
-    S.SCREENING, S.CONSENT, S.QUESTIONS_PRE, S.SCENARIO, S.PROFILE, S.WAITING, S.EVALUATING,
-    S.QUESTIONS_POST,
-)  # fmt: skip
+#: participants on their way (every state but the endings), who hold a place while fresh
+IN_PROGRESS = outcomes.ON_THE_WAY
 
 
 def filling(study: Study, *, exclude_pk: int | None = None) -> QuerySet[Participant]:
@@ -49,6 +53,18 @@ def condition_counts(study: Study) -> Counter[str]:
     """Places held per condition, counted by the database (one row per condition, not per
     participant: arrivals count inside the study's lock)."""
     rows = filling(study).order_by().values_list("condition").annotate(n=Count("pk"))
+    return Counter(dict(rows))
+
+
+def test_condition_counts(study: Study) -> Counter[str]:
+    """Test participants per condition, whatever their state: a pilot's bots and previews
+    are placed by the study's rule among themselves, apart from the real participants."""
+    rows = (
+        Participant.objects.filter(study=study, is_test=True)
+        .order_by()
+        .values_list("condition")
+        .annotate(n=Count("pk"))
+    )
     return Counter(dict(rows))
 
 
@@ -139,10 +155,10 @@ def pick_condition(study: Study, *, is_test: bool = False) -> tuple[str, bool, s
     arrival_quotas = [] if is_test else _quotas(study, screening_key="")
     if not conditions:
         return "", _cell_full(study, "", arrival_quotas), ""
-    counts = condition_counts(study)
+    counts = test_condition_counts(study) if is_test else condition_counts(study)
     ranked = sorted(conditions, key=lambda c: (counts[c.name], c.position, c.name))
-    if study.assignment == "block_random" and not is_test:
-        n = Participant.objects.filter(study=study, is_test=False).count()
+    if study.assignment == "block_random":
+        n = Participant.objects.filter(study=study, is_test=is_test).count()
         name, block = block_condition([c.name for c in conditions], int(study.seed), n)
         if not _cell_full(study, name, arrival_quotas):
             return name, False, f"block_random:{block}"

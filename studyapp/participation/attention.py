@@ -16,9 +16,9 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
+from studyapp.definition.errors import ConfigError
+from studyapp.definition.study_config import attention_checks_read
 from studyapp.models import Participant, Study
-from studyapp.studies.config import attention_checks_read
-from studyapp.studies.errors import ConfigError
 
 log = logging.getLogger(__name__)
 

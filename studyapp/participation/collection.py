@@ -12,10 +12,11 @@ from typing import Any
 
 from django.db import transaction
 
-from studyapp.generation import engine
+from studyapp.definition import engine_objects
 from studyapp.models import Participant, Profile
-from studyapp.participation import attention, flow
+from studyapp.participation import attention
 from studyapp.participation.services import (
+    _advance,
     _attention_answers,
     _close_visit,
     _end,
@@ -31,9 +32,11 @@ def collected_profile_submit(
     participant: Participant,
     values: Mapping[str, int | float],
     attention_answers: Mapping[str, Any] | None = None,
+    then: str,
 ) -> Participant:
-    """Store a pool-collection participant's profile, then the next page or completion."""
-    schema = engine.schema_of(participant.study.schema)
+    """Store a pool-collection participant's profile, then go on to `then` (the next page,
+    or the completed ending)."""
+    schema = engine_objects.schema_of(participant.study.schema)
     profile_codes(schema, values)
     checks, answers = _attention_answers(participant.study, "profile", attention_answers)
     with transaction.atomic():
@@ -42,12 +45,9 @@ def collected_profile_submit(
             participant=p, values={k: values[k] for k in schema.keys}, decision=""
         )
         _close_visit(p, "profile")
-        then = flow.after(p.study, S.PROFILE)
         if attention.record(p, checks, answers):
             _end(p, S.FAILED_ATTENTION)
-        elif then == S.COMPLETED:
-            _end(p, S.COMPLETED)
         else:
-            p.state = then
+            _advance(p, then)
         p.save()
     return p

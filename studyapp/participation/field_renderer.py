@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 import django.forms
+from django.conf import settings
 from django.forms import BoundField
 from django.forms.renderers import Jinja2
 from django.template.backends.jinja2 import Jinja2 as Jinja2Backend
@@ -110,6 +111,7 @@ class PageRenderer(Jinja2):
                 "APP_DIRS": True,
                 "DIRS": [
                     Path(django.forms.__file__).parent / "jinja2",
+                    settings.SITE_TEMPLATES_DIR,  # a site's own studyapp/_field.html
                     Path(__file__).resolve().parents[1] / "jinja2",
                 ],
                 "NAME": "djangoforms",

@@ -1,54 +1,96 @@
-"""The order of a study's pages, as participant states: which page comes first and which
-follows a given one.
+"""The page flow, declared once: the sequence of page classes a participant walks (oTree's
+``page_sequence``), each saying itself when it is shown (`pages`).
 
-Consent first (new studies): welcome -> consent -> screening -> [questionnaire] -> scenario ->
-profile -> waiting -> evaluations -> [questionnaire] -> completion. Studies made before consent
-came first keep screening -> consent (``page_order = "screening_first"``). The questionnaire
-pages are there only when the study defines items for them. A pool-collection study has no
-scenario, waiting or evaluation pages: its profile page leads to the questionnaire after it,
-or to completion.
+A study's flow is the pages it displays, in this order: for new studies welcome -> consent ->
+screening -> [questionnaire] -> scenario -> profile -> decision (the model's rejection, read
+while the plans are generated) -> [waiting] (or, with delayed release, under review -> report)
+-> evaluations -> [questionnaire] -> the end page; an approved profile takes the study's
+approved branch (its own ending, or the hypothetical rejection's decision page). A page follows the
+one before it in the study's flow, and every transition service is told which state that is
+(`after`); endings other than completion are branches a service takes (screened out, quota
+full, failed attention, ...: `definition.outcomes`). Adding a page is one entry here plus its
+class.
 """
 
 from __future__ import annotations
 
+from studyapp.definition import outcomes
 from studyapp.models import Participant, Study
-from studyapp.participation import questionnaire
+from studyapp.participation import pages as p
 
-S = Participant.State
+SEQUENCE: tuple[type[p.Page], ...] = (
+    p.ConsentPage,
+    p.ScreeningPage,
+    p.LateConsentPage,
+    p.QuestionsPrePage,
+    p.ScenarioPage,
+    p.ProfilePage,
+    p.DecisionPage,
+    p.UnderReviewPage,
+    p.WaitingPage,
+    p.ReportPage,
+    p.EvaluationPage,
+    p.QuestionsPostPage,
+    p.EndPage,
+)
+
+#: an evaluation page's key names its plan: evaluation-1 .. evaluation-100
+MAX_PLANS = 100
 
 
-def sequence(study: Study) -> list[str]:
-    """The states a participant who completes the study passes through, in order."""
-    head = [S.SCREENING, S.CONSENT]
-    if study.page_order != "screening_first":
-        head.reverse()
-    pre = [S.QUESTIONS_PRE] if questionnaire.items_for(study, "pre") else []
-    post = [S.QUESTIONS_POST] if questionnaire.items_for(study, "post") else []
-    if study.kind == "pool_collection":
-        return [*head, *pre, S.PROFILE, *post, S.COMPLETED]
-    tail = [S.SCENARIO, S.PROFILE, S.WAITING, S.EVALUATING, *post, S.COMPLETED]
-    return [*head, *pre, *tail]
+def pages_of(study: Study) -> list[type[p.Page]]:
+    """The pages of the study's flow, in order."""
+    return [cls for cls in SEQUENCE if cls.is_displayed(study)]
+
+
+def states(study: Study) -> list[str]:
+    """The states a participant who completes the study passes through, in order (the
+    delayed-release pages have no state of their own: they show while the plans are held)."""
+    return [cls.state for cls in pages_of(study) if cls.state is not None]
 
 
 def first_state(study: Study) -> str:
-    return sequence(study)[0]
+    return states(study)[0]
 
 
 def after(study: Study, state: str) -> str:
-    """The state that follows `state` in the study's order."""
-    order = sequence(study)
+    """The state that follows `state` in the study's flow ("" when none does, or when the
+    study has no page for `state`)."""
+    order = states(study)
+    if state not in order or state == order[-1]:
+        return ""
     return order[order.index(state) + 1]
 
 
-def page_rank(study: Study, key: str) -> tuple[int, int]:
-    """A page key's place in the study's order (end pages last), to tell a stale form from a
-    form of a page not reached yet; plan pages are ranked by their number."""
+def page_for(participant: Participant) -> p.Page:
+    """The participant's page: the first of the study's pages that is current for them (held
+    plans show "under review", released ones start at the report), told what follows it; a
+    page the study no longer displays still shows to a participant who is on it."""
+    for cls in (*pages_of(participant.study), *SEQUENCE):
+        if cls.is_current(participant):
+            then = after(participant.study, cls.state) if cls.state else ""
+            return cls(participant, then)
+    raise LookupError(f"no page for a participant in state {participant.state!r}")
+
+
+#: page keys a genuine (if stale) form can carry; anything else was altered
+KNOWN_KEYS = {cls.name for cls in SEQUENCE if not cls.is_end} | {e.page for e in outcomes.ENDINGS}
+
+
+def is_known_key(key: str) -> bool:
+    if key in KNOWN_KEYS:
+        return True
     head, _, tail = key.partition("-")
-    state = S.EVALUATING if head == "evaluation" else head
-    if head in ("under_review", "report"):
-        # the delayed-release pages stand where the waiting page stands, the report after it
-        state, tail = S.WAITING, "1" if head == "report" else "0"
-    order = sequence(study)
-    if state in order and state != S.COMPLETED:
-        return order.index(state), int(tail) if tail.isdigit() else 0
-    return len(order), 0
+    return head == p.EvaluationPage.name and tail.isdigit() and 1 <= int(tail) <= MAX_PLANS
+
+
+def page_rank(study: Study, key: str) -> tuple[int, int]:
+    """A page key's place in the study's flow (end pages, and pages the study does not show,
+    last), to tell a stale form from a form of a page not reached yet; plan pages are ranked
+    by their number."""
+    head, _, tail = key.partition("-")
+    shown = pages_of(study)
+    for i, cls in enumerate(shown):
+        if cls.name == head and not cls.is_end:
+            return i, int(tail) if tail.isdigit() else 0
+    return len(shown), 0

@@ -22,9 +22,12 @@ from django.utils.translation import gettext as _
 from django.utils.translation import gettext_lazy
 
 from recourse_engine import FeatureSchema
+from studyapp.definition import screening
+from studyapp.definition.questions import attention_question
 from studyapp.models import Recourse
 from studyapp.participation.attention import FIELD_PREFIX
 from studyapp.participation.field_renderer import PageRenderer
+from studyapp.participation.question_forms import question_field
 
 log = logging.getLogger(__name__)
 
@@ -122,14 +125,7 @@ class PageForm(forms.Form):
 def attention_fields(checks: Sequence[Mapping[str, Any]]) -> dict[str, forms.Field]:
     """One radio question per instructed-response check (named apart from schema items)."""
     return {
-        f"{FIELD_PREFIX}{c['key']}": forms.TypedChoiceField(
-            label=c["prompt"],
-            choices=[(i, o) for i, o in enumerate(c["options"], start=1)],
-            coerce=int,
-            widget=forms.RadioSelect,
-            error_messages=CHOICE_ERRORS,
-        )
-        for c in checks
+        f"{FIELD_PREFIX}{c['key']}": question_field(attention_question(c), "en") for c in checks
     }
 
 
@@ -149,44 +145,9 @@ def _with_checks(
 def screening_form(
     questions: Sequence[Mapping[str, Any]], data: Mapping[str, Any] | None = None
 ) -> forms.Form:
-    fields: dict[str, forms.Field] = {}
-    for q in questions:
-        label = str(q.get("label", q["key"]))
-        choices = [(i, str(o)) for i, o in enumerate(q.get("options", []), start=1)]
-        if q["type"] == "integer":
-            lo, hi = q.get("min"), q.get("max")
-            between = _("Please enter a number from %(lo)s to %(hi)s.") % {"lo": lo, "hi": hi}
-            fields[q["key"]] = forms.IntegerField(
-                label=label,
-                min_value=lo,
-                max_value=hi,
-                error_messages={
-                    "required": _("Please answer this question."),
-                    "invalid": _("Please enter a whole number."),
-                    "min_value": between,
-                    "max_value": between,
-                },
-                widget=forms.NumberInput(attrs={"inputmode": "numeric"}),
-            )
-        elif q["type"] == "choice":
-            fields[q["key"]] = forms.TypedChoiceField(
-                label=label,
-                choices=choices,
-                coerce=int,
-                widget=forms.RadioSelect,
-                error_messages=CHOICE_ERRORS,
-            )
-        else:
-            fields[q["key"]] = forms.TypedMultipleChoiceField(
-                label=label,
-                choices=choices,
-                coerce=int,
-                widget=forms.CheckboxSelectMultiple,
-                error_messages={
-                    "required": _("Please select at least one option."),
-                    "invalid_choice": _("Please choose only listed options."),
-                },
-            )
+    """The screening page: each question asked by its type (`screening.as_question`), in the
+    words of the schema it comes from (already in the page's language)."""
+    fields = {q["key"]: question_field(screening.as_question(q), "en") for q in questions}
     form_class = type("ScreeningForm", (PageForm,), fields)
     return form_class(data)
 

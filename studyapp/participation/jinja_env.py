@@ -15,11 +15,17 @@ templates did:
   are Django's.
 
 A form's fields render through the forms' own renderer (`field_renderer`), one template each.
+
+The pages are named ``studyapp/<page>.html``, and this environment serves those names only:
+from the site's own folder first (`settings.SITE_TEMPLATES_DIR`, the top-level ``templates/``),
+then the package's. Every other name is left to Django's engine, so a console template placed
+in the same site folder is read as the Django template it is.
 """
 
 from __future__ import annotations
 
 import html
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -61,8 +67,23 @@ def date(value: Any, fmt: str | None = None) -> str:
     return date_filter(template_localtime(value), fmt)
 
 
+#: the participant pages' folder in each template folder, and the first part of their names
+NAMESPACE = "studyapp"
+
+
+def participant_pages(dirs: list[str]) -> jinja2.BaseLoader:
+    """A loader of ``studyapp/…`` names from the ``studyapp`` folder of each of `dirs`, the
+    first folder's first (a site's own pages before the packaged ones)."""
+    folders = [Path(d) / NAMESPACE for d in dirs]
+    return jinja2.PrefixLoader({NAMESPACE: jinja2.FileSystemLoader(folders)})
+
+
 def environment(**options: Any) -> jinja2.Environment:
-    """Django's Jinja2 backend calls this with its options (loader, autoescape, …)."""
+    """Django's Jinja2 backend calls this with its options (loader, autoescape, …); its loader
+    over the engine's DIRS is kept to the participant pages' names."""
+    loader = options.get("loader")
+    if isinstance(loader, jinja2.FileSystemLoader):
+        options["loader"] = participant_pages(loader.searchpath)
     options.setdefault("keep_trailing_newline", True)  # Django's templates keep it
     options["undefined"] = jinja2.ChainableUndefined  # a missing value prints "", as in Django
     env = jinja2.Environment(extensions=["jinja2.ext.i18n"], finalize=_finalize, **options)

@@ -1,6 +1,9 @@
-"""The participant flow as a sequence of pages (oTree style): one small class per page, with
-its form and a template of the same name. The participant's state picks the page; a page's
-`submit` calls one service and never touches the ORM itself.
+"""The participant's pages (oTree style): one small class per page, with its form and a
+template of the same name, saying when it is shown (`is_displayed`: whether the study has the
+page; `is_current`: whether it is the page of a participant where they are). Their order is
+declared once, in `flow.SEQUENCE`; a page does not know its neighbours: the flow tells it
+which state follows it (`then`). A page's `submit` calls one service and never touches the
+ORM itself.
 """
 
 from __future__ import annotations
@@ -12,16 +15,15 @@ from django import forms
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from studyapp.generation import engine
-from studyapp.models import PageVisit, Participant
+from studyapp.definition import engine_objects as engine
+from studyapp.definition import outcomes, screening
+from studyapp.definition.pages import TIMED_PAGES
+from studyapp.models import PageVisit, Participant, Profile, Study
 from studyapp.participation import (
     attention,
     collection,
-    flow,
     questionnaire,
-    recruitment,
     release,
-    screening,
     selectors,
     services,
     waiting,
@@ -38,24 +40,43 @@ from studyapp.participation.forms import (
     screening_form,
 )
 from studyapp.participation.question_forms import question_answers, question_fields
-from studyapp.studies.page_settings import TIMED_PAGES
 
 S = Participant.State
 #: a page that says it timed out is believed this many seconds early (clock and network)
 TIMEOUT_SLACK_S = 2
 
 
+def _shows_plans(study: Study) -> bool:
+    """Whether the study shows recourses (a pool-collection study only collects profiles)."""
+    return study.kind != "pool_collection"
+
+
 class Page:
+    #: the page's key (what its form posts) and template name
     name: ClassVar[str]
+    #: the participant state the page is shown in (None: pages that decide for themselves)
+    state: ClassVar[str | None] = None
     #: pages with an answer to submit record entry/exit paradata
     records_visit: ClassVar[bool] = True
     #: end pages (an outcome with its code) offer no withdraw link and take no form
     is_end: ClassVar[bool] = False
 
-    def __init__(self, participant: Participant) -> None:
+    @classmethod
+    def is_displayed(cls, study: Study) -> bool:
+        """Whether the study's flow has this page."""
+        return True
+
+    @classmethod
+    def is_current(cls, participant: Participant) -> bool:
+        """Whether this is the page of a participant where they are now."""
+        return participant.state == cls.state
+
+    def __init__(self, participant: Participant, then: str = "") -> None:
         self.participant = participant
+        #: the state that follows this page in the study's flow (`flow.after`)
+        self.then = then
         self.study = participant.study
-        self.texts = participant.study.page_texts
+        self.texts = participant.page_texts  # placeholders filled from their design
         #: the schema as participants read it (labels in the study's language when the
         #: schema carries them)
         self.schema_texts = localized_schema(self.study.schema, self.study.language)
@@ -113,17 +134,25 @@ class Page:
 
 class ScreeningPage(Page):
     name = "screening"
+    state = S.SCREENING
 
     def form(self, data: Any = None) -> forms.Form:
         return screening_form(screening.questions(self.schema_texts), data)
 
     def submit(self, form: forms.Form) -> None:
         answers = {k: v for k, v in form.cleaned_data.items() if k != "page"}
-        services.screening_submit(participant=self.participant, answers=answers)
+        services.screening_submit(participant=self.participant, answers=answers, then=self.then)
 
 
 class ConsentPage(Page):
+    """Consent first: before any screening answer (studies made since consent came first)."""
+
     name = "consent"
+    state = S.CONSENT
+
+    @classmethod
+    def is_displayed(cls, study: Study) -> bool:
+        return study.page_order != "screening_first"
 
     def form(self, data: Any = None) -> forms.Form:
         return ConsentForm(data)
@@ -135,18 +164,33 @@ class ConsentPage(Page):
         if form.declined:  # type: ignore[attr-defined]
             withdrawal.participant_decline(participant=self.participant)
         else:
-            services.consent_give(participant=self.participant)
+            services.consent_give(participant=self.participant, then=self.then)
+
+
+class LateConsentPage(ConsentPage):
+    """Consent after the screening: studies made before consent came first keep that order
+    (``page_order = "screening_first"``)."""
+
+    @classmethod
+    def is_displayed(cls, study: Study) -> bool:
+        return study.page_order == "screening_first"
 
 
 class QuestionnairePage(Page):
-    """The study's own items before the scenario (`pre`) or after the evaluations (`post`)."""
+    """The study's own items before the scenario (`pre`) or after the evaluations (`post`);
+    there only when the study defines items for it."""
 
     template = "studyapp/questionnaire.html"
+    #: the items' page in the study's questions
+    items_page: ClassVar[str]
 
-    def __init__(self, participant: Participant) -> None:
-        super().__init__(participant)
-        page = questionnaire.PAGE_OF_STATE[self.name]
-        self.items = questionnaire.ordered(self.study, participant.pk, page, self.name)
+    @classmethod
+    def is_displayed(cls, study: Study) -> bool:
+        return bool(questionnaire.items_for(study, cls.items_page))
+
+    def __init__(self, participant: Participant, then: str = "") -> None:
+        super().__init__(participant, then)
+        self.items = questionnaire.ordered(self.study, participant.pk, self.items_page, self.name)
 
     def form(self, data: Any = None) -> forms.Form:
         required = not self.timed_out(data)
@@ -158,32 +202,46 @@ class QuestionnairePage(Page):
             participant=self.participant,
             answers=question_answers(form.cleaned_data),
             order=[q.key for q in self.items],
+            then=self.then,
             timed_out=self.timed_out(form.data),
         )
 
 
 class QuestionsPrePage(QuestionnairePage):
     name = "questions_pre"
+    state = S.QUESTIONS_PRE
+    items_page = "pre"
 
 
 class QuestionsPostPage(QuestionnairePage):
     name = "questions_post"
+    state = S.QUESTIONS_POST
+    items_page = "post"
 
 
 class ScenarioPage(Page):
     name = "scenario"
+    state = S.SCENARIO
+
+    @classmethod
+    def is_displayed(cls, study: Study) -> bool:
+        return _shows_plans(study)
 
     def form(self, data: Any = None) -> forms.Form:
         return ContinueForm(data)
 
     def submit(self, form: forms.Form) -> None:
         services.scenario_continue(
-            participant=self.participant, timed_out=self.timed_out(form.data)
+            participant=self.participant, then=self.then, timed_out=self.timed_out(form.data)
         )
 
 
 class ProfilePage(Page):
+    """The profile; in a recourse study its submission leads to the decision page, while the
+    worker generates the plans (a pool-collection study goes on to its next page)."""
+
     name = "profile"
+    state = S.PROFILE
 
     def form(self, data: Any = None) -> forms.Form:
         return profile_form(
@@ -199,20 +257,71 @@ class ProfilePage(Page):
             for k, v in form.cleaned_data.items()
             if k != "page" and not k.startswith(attention.FIELD_PREFIX)
         }
-        if self.study.kind == "pool_collection":
+        if not _shows_plans(self.study):
             collection.collected_profile_submit(
-                participant=self.participant, values=values, attention_answers=checks
+                participant=self.participant,
+                values=values,
+                attention_answers=checks,
+                then=self.then,
             )
             return
         p = services.profile_submit(
-            participant=self.participant, values=values, attention_answers=checks
+            participant=self.participant, values=values, attention_answers=checks, then=self.then
         )
         release.participant_schedule(participant=p, now=timezone.now())
 
 
+class DecisionPage(Page):
+    """The model's decision: the study's rejection (or, for an approved profile under the
+    hypothetical branch, "suppose the model had declined..."), read while the worker
+    generates the plans; its Continue opens once they are ready, not before the study's
+    minimum time on the page (`page_min_seconds`). Its visit is recorded like any page's."""
+
+    name = "decision"
+    state = S.DECISION
+
+    @classmethod
+    def is_displayed(cls, study: Study) -> bool:
+        return _shows_plans(study)
+
+    def form(self, data: Any = None) -> forms.Form:
+        return ContinueForm(data)
+
+    @property
+    def min_seconds(self) -> int:
+        return int((self.study.page_min_seconds or {}).get(self.name, 0) or 0)
+
+    def context(self) -> dict[str, Any]:
+        progress = waiting.waiting_check(participant=self.participant)
+        decision = (
+            Profile.objects.filter(participant=self.participant)
+            .values_list("decision", flat=True)
+            .first()
+        )
+        visit = PageVisit.objects.filter(participant=self.participant, page=self.key).first()
+        spent = (timezone.now() - visit.entered_at).total_seconds() if visit else 0.0
+        return {
+            "progress": progress,
+            "timeout_s": self.study.waiting_timeout_s,
+            "hypothetical": decision == services.HYPOTHETICAL,
+            "wait_s": max(0, int(self.min_seconds - spent + 0.999)),
+        }
+
+    def submit(self, form: forms.Form) -> None:
+        services.decision_continue(participant=self.participant, then=self.then)
+
+
 class WaitingPage(Page):
+    """The plans are being generated; the worker moves the participant on (to the
+    evaluations, or to the no-recourse ending)."""
+
     name = "waiting"
+    state = S.WAITING
     records_visit = False
+
+    @classmethod
+    def is_displayed(cls, study: Study) -> bool:
+        return _shows_plans(study)
 
     def context(self) -> dict[str, Any]:
         progress = waiting.waiting_check(participant=self.participant)
@@ -226,11 +335,23 @@ class UnderReviewPage(Page):
     name = "under_review"
     records_visit = False
 
+    @classmethod
+    def is_displayed(cls, study: Study) -> bool:
+        return release.is_delayed(study)
+
+    @classmethod
+    def is_current(cls, participant: Participant) -> bool:
+        """Held plans (waiting, ready, or none found) show "under review" until released."""
+        return release.is_held(participant)
+
     def form(self, data: Any = None) -> forms.Form:
         return ContactForm(data)
 
     def context(self) -> dict[str, Any]:
-        return {"due": self.participant.release_due_at}
+        return {
+            "due": self.participant.release_due_at,
+            **release.first_session_outcome(self.participant),
+        }
 
     def submit(self, form: forms.Form) -> None:
         email = form.cleaned_data.get("email") or ""
@@ -253,6 +374,14 @@ class ReportPage(Page):
 
     name = "report"
 
+    @classmethod
+    def is_displayed(cls, study: Study) -> bool:
+        return release.is_delayed(study)
+
+    @classmethod
+    def is_current(cls, participant: Participant) -> bool:
+        return release.awaits_return(participant)
+
     def form(self, data: Any = None) -> forms.Form:
         return ContinueForm(data)
 
@@ -264,10 +393,17 @@ class ReportPage(Page):
 
 
 class EvaluationPage(Page):
-    name = "evaluation"
+    """One page per plan (`evaluation-<position>`), in their display order."""
 
-    def __init__(self, participant: Participant) -> None:
-        super().__init__(participant)
+    name = "evaluation"
+    state = S.EVALUATING
+
+    @classmethod
+    def is_displayed(cls, study: Study) -> bool:
+        return _shows_plans(study)
+
+    def __init__(self, participant: Participant, then: str = "") -> None:
+        super().__init__(participant, then)
         plans = selectors.participant_plans(participant=participant)  # one query for both
         self.plans = plans
         self.recourse = next((r for r in plans if not r.done), None)
@@ -333,98 +469,38 @@ class EvaluationPage(Page):
             answers=question_answers(data),
             item_order=[q.key for q in self.items],
             plans=self.plans,
+            then=self.then,
         )
 
 
 class EndPage(Page):
-    """An outcome: its code, and the panel's return link when the study has one."""
+    """Every ending (its record in the outcome table): the texts, the code, and the panel's
+    return link when the study has one. Last in the flow, as the completed ending."""
 
+    name = "end"
+    state = S.COMPLETED
+    template = "studyapp/end.html"
     records_visit = False
     is_end = True
 
+    @classmethod
+    def is_current(cls, participant: Participant) -> bool:
+        return outcomes.is_end(participant.state)
+
+    def __init__(self, participant: Participant, then: str = "") -> None:
+        super().__init__(participant, then)
+        self.ending = outcomes.BY_STATE[participant.state]
+
+    @property
+    def key(self) -> str:
+        return self.ending.page
+
     def context(self) -> dict[str, Any]:
-        outcome = recruitment.outcome_of(self.participant)
+        outcome = outcomes.outcome_of(self.participant)
         code = self.participant.completion_code
         return {
+            "ending": self.ending,
             "outcome": outcome,
             "code": code,
-            "redirect_url": recruitment.outcome_link(self.study, outcome, code),
+            "redirect_url": outcomes.outcome_link(self.study, outcome, code),
         }
-
-
-class CompletionPage(EndPage):
-    name = "completion"
-
-
-class ScreenedOutPage(EndPage):
-    name = "screened_out"
-
-
-class NoRecoursePage(EndPage):
-    name = "no_recourse"
-
-
-class QuotaFullPage(EndPage):
-    name = "quota_full"
-
-
-class FailedAttentionPage(EndPage):
-    name = "failed_attention"
-
-
-class WithdrawnPage(EndPage):
-    name = "withdrawn"
-
-
-class DeclinedPage(EndPage):
-    name = "declined"
-
-
-class ExpiredPage(EndPage):
-    name = "expired"
-
-
-PAGES: dict[str, type[Page]] = {
-    S.SCREENING: ScreeningPage,
-    S.CONSENT: ConsentPage,
-    S.QUESTIONS_PRE: QuestionsPrePage,
-    S.SCENARIO: ScenarioPage,
-    S.PROFILE: ProfilePage,
-    S.WAITING: WaitingPage,
-    S.EVALUATING: EvaluationPage,
-    S.QUESTIONS_POST: QuestionsPostPage,
-    S.COMPLETED: CompletionPage,
-    S.SCREENED_OUT: ScreenedOutPage,
-    S.NO_RECOURSE: NoRecoursePage,
-    S.QUOTA_FULL: QuotaFullPage,
-    S.FAILED_ATTENTION: FailedAttentionPage,
-    S.WITHDRAWN: WithdrawnPage,
-    S.DECLINED: DeclinedPage,
-    S.EXPIRED: ExpiredPage,
-}
-
-#: page keys a genuine (if stale) form can carry; anything else was altered
-KNOWN_KEYS = {cls.name for cls in PAGES.values()} | {UnderReviewPage.name, ReportPage.name}
-
-
-def page_for(participant: Participant) -> Page:
-    """The participant's page: their state's, except in a delayed-release study, where
-    held plans show "under review" and released ones start at the report."""
-    if release.is_held(participant):
-        return UnderReviewPage(participant)
-    if release.awaits_return(participant):
-        return ReportPage(participant)
-    return PAGES[participant.state](participant)
-
-
-def is_known_key(key: str) -> bool:
-    if key in KNOWN_KEYS:
-        return True
-    head, _, tail = key.partition("-")
-    return head == "evaluation" and tail.isdigit() and 1 <= int(tail) <= 100
-
-
-def page_rank(participant: Participant, key: str) -> tuple[int, int]:
-    """Order of pages in the participant's study (end pages last), to tell a stale form from
-    an early one."""
-    return flow.page_rank(participant.study, key)

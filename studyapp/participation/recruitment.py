@@ -1,5 +1,5 @@
-"""Recruitment panels: the panel ids a study link carries, and each outcome's code and
-return link.
+"""Recruitment panels: the panel ids a study link carries (each outcome's code and return
+link are `definition.outcomes`).
 
 A link from Prolific carries ``PROLIFIC_PID`` (+ ``STUDY_ID``, ``SESSION_ID``), one from
 MTurk ``workerId`` (+ ``assignmentId``, ``hitId``); a panel company's id comes in the
@@ -13,12 +13,10 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from urllib.parse import urlsplit
 
 from django.utils.translation import gettext as _
 
-from analysis import contract
-from studyapp.models import Participant, Study
+from studyapp.models import Study
 
 #: parameters carrying a panel member's id, with the companions kept beside it
 PANEL_IDS: dict[str, tuple[str, ...]] = {
@@ -28,10 +26,6 @@ PANEL_IDS: dict[str, tuple[str, ...]] = {
     "pid": (),
 }
 _VALUE = re.compile(r"^[A-Za-z0-9_.\-]{1,100}$")
-
-#: a participant's end state -> the outcome whose code and return link they get (the export's
-#: outcome map, with no_recourse credited as completed)
-STATE_OUTCOME: dict[str, str] = contract.CODE_OUTCOME
 
 
 class PanelError(ValueError):
@@ -73,24 +67,3 @@ def arrival_from(study: Study, params: Mapping[str, str]) -> Arrival:
                 panel[companion] = _checked(companion, params[companion])
         return Arrival(recruitment_id, panel, {name: recruitment_id, **panel})
     return Arrival()
-
-
-def outcome_of(participant: Participant) -> str:
-    return STATE_OUTCOME.get(participant.state, "")
-
-
-def outcome_code(study: Study, outcome: str) -> str:
-    return str((study.outcome_codes or {}).get(outcome, {}).get("code", ""))
-
-
-def outcome_link(study: Study, outcome: str, code: str) -> str:
-    """The outcome's return link with ``{code}`` filled in; "" when none is set or it is not
-    an http(s) address (a researcher's typo must not become a script link)."""
-    url = str((study.outcome_codes or {}).get(outcome, {}).get("redirect_url", "")).strip()
-    if not url:
-        return ""
-    url = url.replace("{code}", code)
-    parts = urlsplit(url)
-    if parts.scheme not in ("http", "https") or not parts.netloc:
-        return ""
-    return url

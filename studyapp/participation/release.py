@@ -19,6 +19,7 @@ from __future__ import annotations
 import logging
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -29,8 +30,9 @@ from django.urls import reverse
 from django.utils import translation
 from django.utils.translation import gettext as _
 
+from studyapp.definition import outcomes
 from studyapp.models import Participant, Study
-from studyapp.participation import recruitment, study_cache
+from studyapp.participation import study_cache
 
 log = logging.getLogger(__name__)
 
@@ -81,6 +83,16 @@ def participant_schedule(*, participant: Participant, now: datetime) -> None:
     """Record the submission time and the release due (after the profile was stored)."""
     if not is_delayed(participant.study):
         return
+    if participant.is_test and participant.preview_skip_delay:
+        # a pilot that skips the delay: released now, so the preview goes on to the report
+        Participant.objects.filter(pk=participant.pk, submitted_at__isnull=True).update(
+            submitted_at=now,
+            release_due_at=now,
+            released_at=now,
+            return_deadline_at=now + timedelta(days=int(participant.study.return_deadline_days)),
+        )
+        participant.refresh_from_db()
+        return
     Participant.objects.filter(pk=participant.pk, submitted_at__isnull=True).update(
         submitted_at=now, release_due_at=due_at(participant.study, now)
     )
@@ -93,13 +105,39 @@ def link_of(participant: Participant) -> str:
     return base + reverse("participant", args=[participant.code])
 
 
+def local_time(study: Study, when: datetime) -> str:
+    """A time as participants read it: in the study's time zone, with the zone and its UTC
+    offset ("2030-05-01 18:00 (Asia/Tokyo, UTC+09:00)"), so nobody has to convert it."""
+    try:
+        zone = ZoneInfo(study.time_zone or "UTC")
+    except (ZoneInfoNotFoundError, ValueError):
+        zone = ZoneInfo("UTC")
+    local = when.astimezone(zone)
+    offset = local.strftime("%z") or "+0000"
+    return f"{local:%Y-%m-%d %H:%M} ({zone.key}, UTC{offset[:3]}:{offset[3:]})"
+
+
+def mail_subject(study: Study, subject: str) -> str:
+    """The participant-facing title before the subject (the internal title never reaches
+    participants)."""
+    title = study.public_title
+    return f"{title}: {subject}" if title else subject
+
+
+def sender() -> str:
+    """The e-mails' sender (setting ``STUDY_EMAIL_FROM``, else ``DEFAULT_FROM_EMAIL``)."""
+    return str(
+        getattr(settings, "STUDY_EMAIL_FROM", "") or getattr(settings, "DEFAULT_FROM_EMAIL", "")
+    )
+
+
 def _mail(participant: Participant, what: str, link: str) -> bool:
     """One e-mail to the participant's address, in the study's language; False on failure."""
     if not participant.contact_email:
         return False
     study = participant.study
     with translation.override(study.language):
-        texts = study.page_texts
+        texts = participant.page_texts
         if what == "link":
             subject = _("Your application is under review")
             body = str(texts.get("under_review") or _("Your application is under review."))
@@ -110,17 +148,17 @@ def _mail(participant: Participant, what: str, link: str) -> bool:
             subject = _("Reminder: the result of your application is waiting for you")
             body = str(texts.get("released") or _("The result of your application is ready."))
         body += "\n\n" + _("Your personal link: %(link)s") % {"link": link}
-        if participant.return_deadline_at is not None:
-            body += "\n" + _("Please open it before %(deadline)s (UTC).") % {
-                "deadline": participant.return_deadline_at.strftime("%Y-%m-%d %H:%M")
+        if what == "link" and participant.release_due_at is not None:
+            body += "\n" + _("The result is expected from %(date)s.") % {
+                "date": local_time(study, participant.release_due_at)
             }
+        if participant.return_deadline_at is not None:
+            body += "\n" + _("Please open it before %(deadline)s.") % {
+                "deadline": local_time(study, participant.return_deadline_at)
+            }
+        subject = mail_subject(study, subject)
     try:
-        send_mail(
-            f"{study.title}: {subject}",
-            body,
-            getattr(settings, "DEFAULT_FROM_EMAIL", None),
-            [participant.contact_email],
-        )
+        send_mail(subject, body, sender(), [participant.contact_email])
     except Exception as exc:  # noqa: BLE001 - a mail server down must not stop the schedule
         log.warning("participant %s: %s e-mail not sent (%s)", participant.pk, what, exc)
         return False
@@ -150,7 +188,7 @@ def contact_set(*, participant: Participant, email: str, link: str) -> Participa
 
 def _end_expired(p: Participant, now: datetime) -> None:
     p.state = S.EXPIRED
-    p.completion_code = recruitment.outcome_code(p.study, recruitment.STATE_OUTCOME[S.EXPIRED])
+    p.completion_code = outcomes.outcome_code(p.study, outcomes.STATE_OUTCOME[S.EXPIRED])
     p.finished_at = now
     p.contact_email = ""
     p.save()
@@ -199,16 +237,21 @@ def _delayed_participants() -> Any:
     )
 
 
-def release_due(now: datetime) -> list[int]:
-    """Release every held participant whose time has come and whose plans are ready (a task
-    still running is released at a later tick)."""
-    released = []
+def _to_release(now: datetime) -> list[int]:
+    """Held participants whose time has come and whose plans are ready (a task still running
+    is released at a later tick)."""
     rows = _delayed_participants().filter(
         released_at__isnull=True,
         release_due_at__lte=now,
         state__in=(S.EVALUATING, S.NO_RECOURSE),
     )
-    for pk in rows.values_list("pk", flat=True):
+    return list(rows.order_by("pk").values_list("pk", flat=True))
+
+
+def release_due(now: datetime) -> list[int]:
+    """Release every held participant whose time has come and whose plans are ready."""
+    released = []
+    for pk in _to_release(now):
         with transaction.atomic():
             p = _locked_rows().get(pk=pk)
             if p.released_at is not None:
@@ -221,10 +264,8 @@ def release_due(now: datetime) -> list[int]:
     return released
 
 
-def remind_due(now: datetime) -> list[int]:
-    """E-mail a reminder to released participants who have not come back, every
-    `reminder_every_days`, at most `max_reminders` times, never after the deadline."""
-    sent = []
+def _to_remind(now: datetime) -> list[Participant]:
+    """Released participants who have not come back and are due a reminder."""
     rows = (
         _delayed_participants()
         .filter(
@@ -235,13 +276,24 @@ def remind_due(now: datetime) -> list[int]:
             study__reminder_every_days__gt=0,
         )
         .exclude(contact_email="")
+        .order_by("pk")
     )
+    due = []
     for p in rows:
         if p.reminders_sent >= p.study.max_reminders:
             continue
         last = p.last_reminder_at or p.released_at
         if now - last < timedelta(days=p.study.reminder_every_days):
             continue
+        due.append(p)
+    return due
+
+
+def remind_due(now: datetime) -> list[int]:
+    """E-mail a reminder to released participants who have not come back, every
+    `reminder_every_days`, at most `max_reminders` times, never after the deadline."""
+    sent = []
+    for p in _to_remind(now):
         Participant.objects.filter(pk=p.pk).update(
             reminders_sent=p.reminders_sent + 1, last_reminder_at=now
         )
@@ -250,22 +302,31 @@ def remind_due(now: datetime) -> list[int]:
     return sent
 
 
+def _to_expire(now: datetime) -> Any:
+    rows = _delayed_participants().filter(return_deadline_at__lte=now, state__in=SECOND_SESSION)
+    return rows.order_by("pk")
+
+
 def expire_due(now: datetime) -> list[int]:
     """End every second session past its deadline with the expired outcome."""
-    rows = _delayed_participants().filter(return_deadline_at__lte=now, state__in=SECOND_SESSION)
     expired = []
-    for p in rows:
+    for p in _to_expire(now):
         if expire_if_due(participant=p, now=now).state == S.EXPIRED:
             expired.append(p.pk)
     return expired
 
 
+def _to_forget() -> list[int]:
+    done = _delayed_participants().exclude(contact_email="").exclude(state__in=SECOND_SESSION)
+    done = done.exclude(state__in=(S.DECISION, S.WAITING))
+    done = done.exclude(state=S.NO_RECOURSE, released_at__isnull=True)
+    return list(done.order_by("pk").values_list("pk", flat=True))
+
+
 def forget_addresses() -> list[int]:
     """Addresses are kept only while there is something to send: a finished participant's
     is deleted."""
-    done = _delayed_participants().exclude(contact_email="").exclude(state__in=SECOND_SESSION)
-    done = done.exclude(state=S.WAITING).exclude(state=S.NO_RECOURSE, released_at__isnull=True)
-    ids = list(done.values_list("pk", flat=True))
+    ids = _to_forget()
     Participant.objects.filter(pk__in=ids).update(contact_email="")
     return ids
 
@@ -278,4 +339,32 @@ def tick(*, now: datetime) -> dict[str, list[int]]:
         "reminded": remind_due(now),
         "expired": expire_due(now),
         "forgotten": forget_addresses(),
+    }
+
+
+def tick_preview(*, now: datetime) -> dict[str, list[int]]:
+    """What `tick` would do at `now`, the same keys and ids, changing nothing and sending
+    nothing (``release_due --dry-run``). A tick's steps do not feed each other (a participant
+    released now is neither reminded nor expired in the same tick), so each list is what
+    that step would touch."""
+    return {
+        "released": _to_release(now),
+        "reminded": [p.pk for p in _to_remind(now)],
+        "expired": list(_to_expire(now).values_list("pk", flat=True)),
+        "forgotten": _to_forget(),
+    }
+
+
+def first_session_outcome(participant: Participant) -> dict[str, str]:
+    """What the "under review" page gives a delayed participant leaving after the first
+    session: its code (panels pay for that session too) and the panel's return link, and
+    the expected release time in the study's time zone."""
+    study = participant.study
+    code = outcomes.outcome_code(study, "first_session")
+    link = outcomes.outcome_link(study, "first_session", code) if code else ""
+    due = participant.release_due_at
+    return {
+        "first_code": code,
+        "first_redirect": link,
+        "due_text": local_time(study, due) if due is not None else "",
     }

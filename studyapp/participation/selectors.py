@@ -10,6 +10,7 @@ from studyapp.models import Evaluation, Participant, Recourse, Study
 from studyapp.participation.study_cache import study_at
 
 S = Participant.State
+G = Participant.Generation
 
 
 def study_get_live(*, slug: str) -> Study | None:
@@ -86,7 +87,10 @@ def participant_progress(*, participant: Participant) -> dict[str, Any]:
     """Status of recourse generation for the waiting page's progress indicator."""
     steps = ["queued", "running", "done"]
     gen = participant.generation
-    ready = participant.state != S.WAITING
+    if participant.state == S.DECISION:  # ready: its Continue leads on (plans or none)
+        ready = gen in (G.DONE, G.EMPTY, G.FAILED)
+    else:
+        ready = participant.state != S.WAITING
     step = 3 if ready else (steps.index(gen) + 1 if gen in steps else 1)
     return {
         "state": participant.state,

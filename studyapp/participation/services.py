@@ -2,7 +2,10 @@
 
 HackSoft style: keyword-only, typed, named `<entity>_<action>`. Transitions lock the
 participant row and check the state they expect, so a double submit, a stale page (the
-back button) or a re-delivered task changes nothing.
+back button) or a re-delivered task changes nothing. Where a participant goes next is the
+page flow's to say (`flow.after`): a transition is told that state (`then`) and moves there,
+or ends the participation (an ending's state: its code is given); the branches a submission
+decides (screened out, quota full, failed attention) end it here.
 """
 
 from __future__ import annotations
@@ -18,15 +21,14 @@ from django.utils import timezone
 from django.utils.translation import gettext as _
 
 from recourse_engine import rejects_factual
-from studyapp.generation import engine
+from studyapp.definition import engine_objects, outcomes, screening
+from studyapp.definition.question_types import AnswerError, answer_check
+from studyapp.definition.questions import attention_question
 from studyapp.models import Evaluation, PageVisit, Participant, Profile, Study
 from studyapp.participation import (
     assignment,
     attention,
-    flow,
     questionnaire,
-    recruitment,
-    screening,
     selectors,
 )
 
@@ -49,20 +51,33 @@ class RejectedSubmission(FlowError):
 def _end(p: Participant, state: str) -> None:
     """Finish a (locked) participant with an end state and its outcome's code."""
     p.state = state
-    p.completion_code = recruitment.outcome_code(p.study, recruitment.STATE_OUTCOME[state])
+    p.completion_code = outcomes.end_code(p.study, state)
     p.finished_at = timezone.now()
+
+
+def _advance(p: Participant, then: str) -> None:
+    """Move a (locked) participant to the state that follows, ending the participation when
+    that state is an ending."""
+    if then not in S.values:
+        raise ValueError(f"no page follows {p.state!r} in this study's flow (then={then!r})")
+    if outcomes.is_end(then):
+        _end(p, then)
+    else:
+        p.state = then
 
 
 def participant_start(
     *,
     study: Study,
+    state: str,
     recruitment_id: str = "",
     panel: Mapping[str, str] | None = None,
     condition: str = "",
     is_test: bool = False,
 ) -> Participant:
     """A participant arrives (the welcome page's POST): resume their session when the panel
-    id is known, else create one in a condition the study's assignment picks (`assignment`).
+    id is known, else create one in a condition the study's assignment picks (`assignment`),
+    on the study's first page (`state`: `flow.first_state`).
 
     `is_test`: a researcher's preview or a bot (a draft study may be walked this way); test
     participants are left out of quotas, condition counts, the monitor and the export.
@@ -97,7 +112,7 @@ def participant_start(
                     condition=condition,
                     assignment=how,
                     is_test=is_test,
-                    state=flow.first_state(locked),
+                    state=state,
                 )
         except IntegrityError:
             existing = Participant.objects.filter(
@@ -183,8 +198,11 @@ def page_visit_enter(*, participant: Participant, page: str) -> None:
         cursor.execute(sql, [participant.pk, page, entered, False])
 
 
-def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) -> Participant:
-    """Store the answers; ineligible -> screened out; in a full quota cell -> quota full.
+def screening_submit(
+    *, participant: Participant, answers: Mapping[str, Any], then: str
+) -> Participant:
+    """Store the answers; ineligible -> screened out; in a full quota cell -> quota full;
+    else on to `then`.
 
     With quotas, the Study row is locked first (the same order as arrivals), so two
     participants cannot both take the last place of a cell.
@@ -203,7 +221,7 @@ def screening_submit(*, participant: Participant, answers: Mapping[str, Any]) ->
         elif quotas and not p.is_test and assignment.full_quota(p, quotas) is not None:
             _end(p, S.QUOTA_FULL)
         else:
-            p.state = flow.after(p.study, S.SCREENING)
+            _advance(p, then)
         p.save()
         _close_visit(p, "screening")
     return p
@@ -223,7 +241,7 @@ def _step(
         p = _locked(participant, expected, page)
         if record is not None:
             record(p)
-        p.state = then
+        _advance(p, then)
         p.save()
         _close_visit(p, page, timed_out=timed_out)
     return p
@@ -234,13 +252,14 @@ def _record_consent(p: Participant) -> None:
     p.consented_at = timezone.now()
 
 
-def consent_give(*, participant: Participant) -> Participant:
-    then = flow.after(participant.study, S.CONSENT)
+def consent_give(*, participant: Participant, then: str) -> Participant:
     return _step(participant, S.CONSENT, "consent", then, _record_consent)
 
 
-def scenario_continue(*, participant: Participant, timed_out: bool = False) -> Participant:
-    return _step(participant, S.SCENARIO, "scenario", S.PROFILE, timed_out=timed_out)
+def scenario_continue(
+    *, participant: Participant, then: str, timed_out: bool = False
+) -> Participant:
+    return _step(participant, S.SCENARIO, "scenario", then, timed_out=timed_out)
 
 
 def questionnaire_submit(
@@ -248,11 +267,12 @@ def questionnaire_submit(
     participant: Participant,
     answers: Mapping[str, Any],
     order: Sequence[str],
+    then: str,
     timed_out: bool = False,
 ) -> Participant:
-    """Store a questionnaire page's answers and the order it showed them in, then go on (or
-    end with failed attention when an attention item fails under the END rule). Answers
-    are checked again here; a bad one is refused and nothing is stored."""
+    """Store a questionnaire page's answers and the order it showed them in, then go on to
+    `then` (or end with failed attention when an attention item fails under the END rule).
+    Answers are checked again here; a bad one is refused and nothing is stored."""
     state = participant.state
     page = questionnaire.PAGE_OF_STATE.get(state)
     if page is None:
@@ -264,10 +284,8 @@ def questionnaire_submit(
         p.item_orders = {**(p.item_orders or {}), page: list(order)}
         if attention.record(p, checks, {c["key"]: stored[c["key"]] for c in checks}):
             _end(p, S.FAILED_ATTENTION)
-        elif flow.after(p.study, state) == S.COMPLETED:
-            _end(p, S.COMPLETED)
         else:
-            p.state = flow.after(p.study, state)
+            _advance(p, then)
         p.save()
         _close_visit(p, state, timed_out=timed_out)
     return p
@@ -308,12 +326,11 @@ def _attention_answers(
     given = dict(answers or {})
     out: dict[str, int] = {}
     for check in checks:
-        value = given.get(check["key"])
         try:
-            code = int(value)  # type: ignore[arg-type]
-        except (TypeError, ValueError):
-            code = 0
-        if not 1 <= code <= len(check["options"]):
+            code = answer_check(attention_question(check), given.get(check["key"]))
+        except AnswerError:
+            code = None
+        if code is None:
             raise RejectedSubmission(
                 _("Please answer the question: %(prompt)s") % {"prompt": check["prompt"]}
             )
@@ -325,7 +342,9 @@ def _decision_model(study: Study) -> Any:
     """The study's decision model; the stored model file (a deferred column) is read only
     for an uploaded model, never for a built-in one."""
     blob = study.decision_model_blob if study.decision_model == "uploaded" else None
-    return engine.model_of(study.decision_model, blob=blob, schema=engine.schema_of(study.schema))
+    return engine_objects.model_of(
+        study.decision_model, blob=blob, schema=engine_objects.schema_of(study.schema)
+    )
 
 
 def profile_codes(schema: Any, values: Mapping[str, int | float]) -> np.ndarray:
@@ -345,17 +364,26 @@ def profile_codes(schema: Any, values: Mapping[str, int | float]) -> np.ndarray:
     return codes
 
 
+#: the decision stored for an approved profile that goes on under the study's hypothetical
+#: rejection ("suppose the model had declined..."): never recorded as a rejection
+HYPOTHETICAL = "hypothetical"
+
+
 def profile_submit(
     *,
     participant: Participant,
     values: Mapping[str, int | float],
     attention_answers: Mapping[str, Any] | None = None,
+    then: str = S.DECISION,
 ) -> Participant:
-    """Store the profile, record the model's decision and queue recourse generation (or end
-    with the failed-attention outcome when the study's END rule applies)."""
+    """Store the profile and the model's decision; a rejected profile goes on to `then` (the
+    decision page) with its plans' generation queued. An approved one takes the study's
+    approved branch: the approved ending, or the hypothetical rejection (decision
+    `hypothetical`), which goes on as a rejected one does. A failed attention check under
+    the study's END rule ends with its outcome."""
     from studyapp.generation.tasks import queue_generation
 
-    schema = engine.schema_of(participant.study.schema)
+    schema = engine_objects.schema_of(participant.study.schema)
     codes = profile_codes(schema, values)
     checks, answers = _attention_answers(participant.study, "profile", attention_answers)
     # the decision before the transaction: it holds the database's writer lock on SQLite,
@@ -366,32 +394,57 @@ def profile_submit(
         p = _locked(participant, S.PROFILE, "profile")
         if p.income_jpy != participant.income_jpy:  # cannot happen after the screening
             rejected = rejects_factual(model, codes, p.income_jpy)
+        ends_approved = not rejected and p.study.approved_branch != HYPOTHETICAL
+        decision = "rejected" if rejected else "approved" if ends_approved else HYPOTHETICAL
         Profile.objects.create(
-            participant=p,
-            values={k: values[k] for k in schema.keys},
-            decision="rejected" if rejected else "approved",
+            participant=p, values={k: values[k] for k in schema.keys}, decision=decision
         )
         _close_visit(p, "profile")
         if attention.record(p, checks, answers):
             _end(p, S.FAILED_ATTENTION)
             p.save()
             return p
-        p.state = S.WAITING
+        if ends_approved:
+            _end(p, S.APPROVED)
+            p.save()
+            return p
+        # the decision page (the worker generates the plans meanwhile and leaves them there)
+        p.state = then
         p.generation = G.QUEUED
         p.generation_queued_at = timezone.now()
         p.selection_seed = _selection_seed(p.study, p.pk)
-        if not rejected:
-            p.flagged = True
-            p.flag_reason = "; ".join(
-                r
-                for r in (
-                    p.flag_reason,
-                    "the decision model approved the profile; recourses shown anyway",
-                )
-                if r
-            )[:300]
         p.save()
         transaction.on_commit(partial(queue_generation, p.pk))  # never raises: see sweeper
+    return p
+
+
+def decision_continue(*, participant: Participant, then: str) -> Participant:
+    """Leave the decision page: to the plans when they are ready (the evaluations, or the
+    no-recourse ending when none could be found), else to `then` (the waiting page). A
+    Continue before the study's minimum time on the page is refused and nothing is stored;
+    the visit is closed with the time the participant spent on the page."""
+    minimum = int((participant.study.page_min_seconds or {}).get("decision", 0) or 0)
+    entered = _entered_at(participant, "decision")
+    if minimum:
+        seen = (timezone.now() - entered).total_seconds() if entered is not None else 0.0
+        if seen < minimum:
+            raise RejectedSubmission(
+                _("Please read this page first: you can continue in %(n)s seconds.")
+                % {"n": max(1, int(minimum - seen + 0.999))}
+            )
+    with transaction.atomic():
+        p = _locked(participant, S.DECISION, "decision")
+        if p.generation == G.DONE:
+            p.state = S.EVALUATING
+        elif p.generation in (G.EMPTY, G.FAILED):
+            # what the worker left for them: no plans; credited as completed (its code)
+            p.state = S.NO_RECOURSE
+            p.completion_code = outcomes.outcome_code(p.study, "completed")
+            p.finished_at = timezone.now()
+        else:
+            _advance(p, then)
+        p.save()
+        _close_visit(p, "decision")
     return p
 
 
@@ -408,10 +461,12 @@ def evaluation_submit(
     answers: Mapping[str, Any] | None = None,
     item_order: Sequence[str] = (),
     plans: Sequence[Any] | None = None,
+    then: str,
 ) -> Evaluation:
     """Store one evaluation of the participant's current recourse (with the answers to the
-    study's own evaluation-page items and the order they were shown in); the last one
-    completes, or leads to the questionnaire after the evaluations.
+    study's own evaluation-page items and the order they were shown in); after the last one
+    the participant goes on to `then` (the questionnaire after the evaluations, or the
+    completed ending).
 
     An attention check on this plan's page is recorded with it; when the study's END rule
     applies, the evaluation is kept and the participant ends with failed attention.
@@ -489,10 +544,6 @@ def evaluation_submit(
         if ends:
             _end(p, S.FAILED_ATTENTION)
         elif last:
-            then = flow.after(p.study, S.EVALUATING)
-            if then == S.COMPLETED:
-                _end(p, S.COMPLETED)
-            else:
-                p.state = then
+            _advance(p, then)
         p.save()
     return evaluation

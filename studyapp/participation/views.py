@@ -18,9 +18,16 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from studyapp.models import Participant, Study
-from studyapp.participation import preview, recruitment, release, selectors, waiting, withdrawal
+from studyapp.participation import (
+    flow,
+    preview,
+    recruitment,
+    release,
+    selectors,
+    waiting,
+    withdrawal,
+)
 from studyapp.participation import services as flow_services
-from studyapp.participation.pages import is_known_key, page_for, page_rank
 
 
 def _problem(request: HttpRequest, message: str, status: int) -> HttpResponse:
@@ -47,7 +54,11 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     study = selectors.study_get_live(slug=slug)
     if study is None and token:
         study = Study.objects.filter(slug=slug, state=Study.State.DRAFT).first()
-    is_test = study is not None and preview.preview_ok(study, token)
+    try:
+        claims = preview.preview_claims(study, token) if study is not None else None
+    except preview.PreviewError as exc:
+        return _problem(request, str(exc), 400)
+    is_test = claims is not None
     if study is None or (study.state != Study.State.LIVE and not is_test):
         return _problem(request, _("This study link is not open. Please check the link."), 404)
     with translation.override(study.language):
@@ -62,12 +73,16 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
         try:
             participant = flow_services.participant_start(
                 study=study,
+                state=flow.first_state(study),
                 recruitment_id=arrival.recruitment_id,
                 panel=arrival.panel,
                 is_test=is_test,
+                condition=claims.condition if claims else "",
             )
         except flow_services.FlowError as exc:
             return _problem(request, str(exc), 404)
+        if claims is not None and claims.skip_delay:
+            preview.skip_delay_set(participant)
     return redirect("participant", code=participant.code)
 
 
@@ -96,12 +111,13 @@ def _participant_page(request: HttpRequest, participant: Participant) -> HttpRes
     code = participant.code
     # a delayed-release second session past its deadline closes on the next visit too
     participant = release.expire_if_due(participant=participant, now=timezone.now())
-    page = page_for(participant)
+    page = flow.page_for(participant)
     if request.method == "POST":
         submitted = request.POST.get("page", "")
         if submitted != page.key:
-            if is_known_key(submitted) and page_rank(participant, submitted) < page_rank(
-                participant, page.key
+            known = flow.is_known_key(submitted)
+            if known and flow.page_rank(participant.study, submitted) < flow.page_rank(
+                participant.study, page.key
             ):
                 messages.warning(
                     request,
@@ -110,7 +126,7 @@ def _participant_page(request: HttpRequest, participant: Participant) -> HttpRes
                         "Please continue here."
                     ),
                 )
-            elif is_known_key(submitted):
+            elif known:
                 messages.warning(request, _("That page is not open yet; nothing was stored."))
             else:
                 messages.error(
@@ -153,7 +169,7 @@ def participant_withdraw(request: HttpRequest, code: str) -> HttpResponse:
     if isinstance(participant, HttpResponse):
         return participant
     with translation.override(participant.study.language):
-        page = page_for(participant)
+        page = flow.page_for(participant)
         if participant.state == Participant.State.WITHDRAWN:
             return redirect("participant", code=code)
         if page.is_end:

@@ -36,6 +36,8 @@ G = Participant.Generation
 #: at most this many re-queues per participant
 MAX_REQUEUES = 5
 FLAG = "waiting page timed out"
+#: the pages that wait for the plans: the decision page and the waiting page
+GENERATING = (S.DECISION, S.WAITING)
 
 
 def lost_after_s() -> float:
@@ -66,7 +68,7 @@ def _time_out(participant_id: int) -> None:
             .filter(pk=participant_id)
             .first()
         )
-        if p is None or p.state != S.WAITING or p.generation_queued_at is None:
+        if p is None or p.state not in GENERATING or p.generation_queued_at is None:
             return
         now = timezone.now()
         period = timedelta(seconds=p.study.waiting_timeout_s)
@@ -93,7 +95,7 @@ def waiting_check(*, participant: Participant) -> dict[str, Any]:
     queued = participant.generation_queued_at
     waited = (timezone.now() - queued).total_seconds() if queued else 0.0
     timeout = participant.study.waiting_timeout_s
-    timed_out = participant.state == S.WAITING and waited >= timeout
+    timed_out = participant.state in GENERATING and not progress["ready"] and waited >= timeout
     if timed_out:
         _time_out(participant.pk)
     return {**progress, "timed_out": timed_out, "waited_s": int(waited), "timeout_s": timeout}

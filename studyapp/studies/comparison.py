@@ -2,25 +2,18 @@
 
 A generated profile has no income, so the reference study's income rule cannot judge it; the
 comparison study therefore decides with a logistic regression trained on the profile items of
-its own pool (label: income in the pool's top half), stored as the study's uploaded model
-exactly as a researcher would upload theirs. Causal recourse needs a structural model: the
-demo states a small one (position depends on education and service years, management career
-on position) rather than assuming the items independent.
+its own pool (label: income in the pool's top half), trained and stored exactly as a
+researcher does it from the console (`model_training`). Causal recourse needs a structural
+model: the demo states a small one (position depends on education and service years,
+management career on position) rather than assuming the items independent.
 """
 
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
 from typing import Any
 
-import numpy as np
-
-from recourse_engine import save_model
-from recourse_engine.decision import train_sklearn_model
-from studyapp.generation import engine
 from studyapp.models import Study
-from studyapp.studies import carloan, updates
+from studyapp.studies import carloan, model_training, updates
 
 #: the demo's design: one pool pick and three methods beside a random pool profile
 COMPARISON_DESIGN = "proximate:1,wachter:1,gs:1,ebr_generated:1,random:1"
@@ -43,18 +36,9 @@ METHOD_PARAMS: dict[str, dict[str, Any]] = {
 }
 
 
-def items_model_blob(study: Study) -> bytes:
-    """A logistic regression on the profile items (label: income in the pool's top half),
-    saved as a model file of the study's schema."""
-    schema = engine.schema_of(study.schema)
-    pool = engine.pool_of(study.pool_csv, schema)
-    if pool.income is None:
-        raise ValueError("the pool has no income column to label approvals with")
-    pool.extra["approved"] = (pool.income >= np.median(pool.income)).astype(int)
-    model = train_sklearn_model(schema, pool, "approved", seed=int(study.seed))
-    with tempfile.TemporaryDirectory() as tmp:
-        path = save_model(model, Path(tmp) / "model.joblib")
-        return path.read_bytes()
+#: the demo model's label: income in the pool's top half (the label rule a researcher picks in
+#: the console's "Decision model" page)
+ITEMS_MODEL_RULE: dict[str, Any] = {"kind": "top_quantile", "share": 0.5}
 
 
 def comparison_study_create(
@@ -76,7 +60,9 @@ def comparison_study_create(
         pool_size=pool_size,
         settings={"seed": seed},
     )
-    updates.study_set_decision_model(study=study, name="uploaded", blob=items_model_blob(study))
+    study = model_training.study_train_decision_model(
+        study=study, kind="logistic", label_rule=ITEMS_MODEL_RULE
+    )
     return updates.study_update(
         study=study, changes={"design": design, "method_params": METHOD_PARAMS}
     )

@@ -14,14 +14,15 @@ from typing import Any
 from django.db import transaction
 from django.utils import timezone
 
-from studyapp.models import OUTCOMES, Condition, Quota, Study, default_outcome_codes
+from studyapp.models import CODED, Condition, Study, default_outcome_codes
 from studyapp.studies.services import slug_check
+from studyapp.studies.updates import quotas_of, quotas_write
 
 
 def _fresh_codes(old: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, str]]:
     """New completion codes; redirect URLs kept, with an old code in them replaced."""
     codes = default_outcome_codes()
-    for outcome in OUTCOMES:
+    for outcome in CODED:
         prev = old.get(outcome, {}) if isinstance(old, Mapping) else {}
         url = str(prev.get("redirect_url", ""))
         if prev.get("code") and prev["code"] in url:
@@ -33,13 +34,14 @@ def _fresh_codes(old: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, st
 #: what a copy takes over as it is (its slug, state, owner and outcome codes are its own)
 COPIED = (
     "title", "language", "schema", "schema_hash", "texts", "consent_version", "design",
-    "decision_model", "decision_model_blob", "method_params", "method_fallback", "pool_csv",
+    "decision_model", "decision_model_blob", "decision_model_info", "method_params", "method_fallback", "pool_csv",
     "pool_hash", "pool_rows", "seed",
     "panel_param", "assignment_timeout_minutes", "attention_checks", "attention_max_failures",
     "attention_rule", "page_order", "questions", "random_item_order", "assignment",
-    "waiting_timeout_s", "page_timeouts",
+    "waiting_timeout_s", "page_timeouts", "page_min_seconds", "approved_branch",
+    "design_check_thresholds",
     "kind", "release_mode", "release_after_days", "reminder_every_days", "max_reminders",
-    "return_deadline_days",
+    "return_deadline_days", "time_zone",
 )  # fmt: skip
 
 
@@ -64,19 +66,9 @@ def study_duplicate(*, study: Study, slug: str, owner: Any) -> Study:
             outcome_codes=_fresh_codes(study.outcome_codes),
             **{**{name: getattr(study, name) for name in COPIED}, **_release_at(study)},
         )
-        by_old: dict[int, Condition] = {}
         for cond in study.conditions.all():
-            by_old[cond.pk] = Condition.objects.create(
+            Condition.objects.create(
                 study=copy, name=cond.name, design=cond.design, position=cond.position
             )
-        Quota.objects.bulk_create(
-            Quota(
-                study=copy,
-                condition=by_old.get(q.condition_id) if q.condition_id else None,
-                screening_key=q.screening_key,
-                screening_value=q.screening_value,
-                limit=q.limit,
-            )
-            for q in study.quotas.all()
-        )
+        quotas_write(copy, quotas_of(study))
     return copy

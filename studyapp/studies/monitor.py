@@ -18,7 +18,7 @@ from django.utils import timezone
 from studyapp.generation import stored_fits
 from studyapp.models import Participant, Study
 from studyapp.participation import assignment, flow
-from studyapp.studies import monitor_cases
+from studyapp.studies import monitor_cases, monitor_methods
 
 S = Participant.State
 G = Participant.Generation
@@ -31,7 +31,7 @@ NOT_ADMITTED = (S.SCREENING, S.SCREENED_OUT, S.QUOTA_FULL, S.DECLINED)
 
 def not_admitted(study: Study) -> tuple[str, ...]:
     """NOT_ADMITTED with the states before the screening in this study's page order."""
-    order = flow.sequence(study)
+    order = flow.states(study)
     return tuple(dict.fromkeys([*order[: order.index(S.SCREENING)], *NOT_ADMITTED]))
 
 
@@ -179,6 +179,7 @@ def study_monitor(study: Study) -> dict[str, Any]:
         "timeline": monitor_cases.timeline(study, now),
         "latency_histogram": monitor_cases.latency_histogram(latency),
         "balanced_fits": balanced_fits(study),
+        "design_check": monitor_methods.method_figures(study),
         "release": monitor_cases.release_counts(study),
         "last_activity": gen["last"].isoformat() if gen["last"] else None,
     }

@@ -17,6 +17,7 @@ import numpy as np
 from django.db.models import Count, Q, QuerySet
 
 from studyapp.models import Participant, Study
+from studyapp.participation import release
 
 S = Participant.State
 G = Participant.Generation
@@ -42,7 +43,11 @@ def stuck_tasks(study: Study, now: datetime) -> list[dict[str, Any]]:
     failed, longest wait first, with the seconds waited (failed: until it failed)."""
     late = now - timedelta(seconds=study.waiting_timeout_s)
     qs = real_participants(study).filter(
-        Q(state=S.WAITING, generation__in=(G.QUEUED, G.RUNNING), generation_queued_at__lte=late)
+        Q(
+            state__in=(S.DECISION, S.WAITING),
+            generation__in=(G.QUEUED, G.RUNNING),
+            generation_queued_at__lte=late,
+        )
         | Q(generation=G.FAILED)
     )
     rows = []
@@ -126,15 +131,21 @@ def latency_histogram(values: np.ndarray, bins: int = 12) -> list[dict[str, Any]
 def release_counts(study: Study) -> dict[str, int] | None:
     """Delayed release: participants waiting for their release, released and not back yet,
     returned for the second session, and expired (None for a study without delayed release).
-    Counted in the database, one query."""
+    Counted in the database, one query, by state as well as by time: one who ended otherwise
+    (failed an attention check on the profile page, withdrew) waits for nothing and is in
+    none of these."""
     if study.release_mode != "delayed":
         return None
     qs = real_participants(study).filter(submitted_at__isnull=False)
     return qs.aggregate(
-        waiting=Count("pk", filter=Q(released_at__isnull=True)),
+        waiting=Count("pk", filter=Q(released_at__isnull=True, state__in=release.HELD)),
         released=Count(
             "pk",
-            filter=Q(released_at__isnull=False, returned_at__isnull=True) & ~Q(state=S.EXPIRED),
+            filter=Q(
+                released_at__isnull=False,
+                returned_at__isnull=True,
+                state__in=(S.EVALUATING, S.NO_RECOURSE),
+            ),
         ),
         returned=Count("pk", filter=Q(returned_at__isnull=False) & ~Q(state=S.EXPIRED)),
         expired=Count("pk", filter=Q(state=S.EXPIRED)),

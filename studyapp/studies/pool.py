@@ -19,16 +19,20 @@ import pandas as pd
 from django.db import transaction
 
 from recourse_engine import FeatureSchema, PoolError, SchemaError, pool_from_frame
-from studyapp.generation import engine
+from studyapp.definition import engine_objects, screening
+from studyapp.definition.errors import StudyError
+from studyapp.definition.model_card import card_on_pool
 from studyapp.models import Study
-from studyapp.participation import screening
-from studyapp.studies.errors import StudyError
 from studyapp.studies.updates import require_draft
 
 #: an uploaded pool larger than this is refused before it is parsed
 MAX_POOL_BYTES = 64 * 1024 * 1024
-#: extra pool columns that are kept (group attributes of pool profiles, a display label)
-EXTRA_POOL_COLUMNS = ("label",)
+#: the pool's own 0/1 decisions, a label a decision model can be trained on (a label rule
+#: of kind "column" names it); 1 = approved
+LABEL_COLUMNS = ("approved",)
+#: extra pool columns that are kept (group attributes of pool profiles, a display label, the
+#: label column)
+EXTRA_POOL_COLUMNS = ("label", *LABEL_COLUMNS)
 
 
 @dataclass(frozen=True)
@@ -80,7 +84,7 @@ def _schema(schema: Mapping[str, Any] | FeatureSchema) -> FeatureSchema:
     if isinstance(schema, FeatureSchema):
         return schema
     try:
-        return engine.schema_of(schema)
+        return engine_objects.schema_of(schema)
     except SchemaError as exc:
         raise StudyError(f"schema: {exc}") from None
 
@@ -183,6 +187,12 @@ def _row_problems(frame: pd.DataFrame, schema: FeatureSchema) -> list[list[str]]
         lambda i: f"column 'income': {_show(income_raw.iat[i])} is not a number",
     )
     flag(np.isfinite(income) & (income < 0), lambda i: "column 'income': negative income")
+    for key in (c for c in LABEL_COLUMNS if c in frame.columns):
+        raw = frame[key]
+        flag(
+            ~pd.to_numeric(raw, errors="coerce").isin([0, 1]).to_numpy(),
+            lambda i, raw=raw, key=key: f"column {key!r}: {_show(raw.iat[i])} is not 0 or 1",
+        )
     for it in schema.items:
         raw = frame[it.key]
         values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
@@ -288,9 +298,16 @@ def study_replace_pool(*, study: Study, data: bytes) -> PoolPreview:
         locked = Study.objects.select_for_update().get(pk=study.pk)
         require_draft(locked, "its pool")
         locked.pool_csv = preview.csv_text
-        locked.pool_hash = engine.pool_csv_hash(preview.csv_text)
+        locked.pool_hash = engine_objects.pool_csv_hash(preview.csv_text)
         locked.pool_rows = preview.rows
-        locked.save(update_fields=["pool_csv", "pool_hash", "pool_rows", "updated_at"])
-    for name in ("pool_csv", "pool_hash", "pool_rows", "updated_at"):
+        fields = ["pool_csv", "pool_hash", "pool_rows", "updated_at"]
+        if locked.decision_model_info and locked.decision_model_blob:
+            # the stored model's approval rate is measured again on the new pool
+            locked.decision_model_info = card_on_pool(
+                study=locked, card=locked.decision_model_info, blob=locked.decision_model_blob
+            )
+            fields.append("decision_model_info")
+        locked.save(update_fields=fields)
+    for name in fields:
         setattr(study, name, getattr(locked, name))
     return preview

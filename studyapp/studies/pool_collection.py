@@ -19,14 +19,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from django.db import transaction
-
+from studyapp.definition import screening
+from studyapp.definition.errors import StudyError
 from studyapp.models import Participant, Study
-from studyapp.participation import screening
-from studyapp.studies.errors import StudyError
 from studyapp.studies.pool import PoolPreview, pool_preview, study_replace_pool
 from studyapp.studies.services import schema_of, study_create_from_schema
-from studyapp.studies.updates import require_draft
+from studyapp.studies.updates import require_draft, study_update
 
 #: the survey's 20 income bands (JPY), then the answer that discloses nothing
 INCOME_BANDS = ["-2M", *(f"{m}M-{m + 1}M" for m in range(2, 20)), "20M-"]
@@ -57,33 +55,16 @@ def income_item() -> dict[str, Any]:
 
 
 def income_question(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The schema's income question, checked for what a pool needs: band options that give a
-    JPY value, and one "prefer not to say" option named by its code in ``undisclosed``."""
+    """The schema's income question, checked for what a pool needs
+    (`screening.pool_income_problem`)."""
     try:
         qs = screening.questions(schema)
     except screening.ScreeningError as exc:
         raise PoolCollectionError(f"pool collection: {exc}") from None
-    q = next((q for q in qs if q["key"] == "income"), None)
-    if q is None or q["type"] != "choice":
-        raise PoolCollectionError(
-            "a pool-collection study needs an income item: a screening question 'income' of "
-            "type choice with income bands and a 'prefer not to say' answer (its code in "
-            "'undisclosed'); this schema has none"
-        )
-    undisclosed = q.get("undisclosed")
-    if not isinstance(undisclosed, int) or not 1 <= undisclosed <= len(q["options"]):
-        raise PoolCollectionError(
-            "the income item needs a 'prefer not to say' answer: set 'undisclosed' to its "
-            f"code (1..{len(q['options'])})"
-        )
-    for code, label in enumerate(q["options"], start=1):
-        if code == undisclosed:
-            continue
-        try:
-            screening.income_band_to_jpy(label)
-        except screening.ScreeningError as exc:
-            raise PoolCollectionError(f"the income item's answer {code}: {exc}") from None
-    return q
+    problem = screening.pool_income_problem(qs)
+    if problem is not None:
+        raise PoolCollectionError(problem)
+    return next(q for q in qs if q["key"] == "income")
 
 
 def collection_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
@@ -113,15 +94,10 @@ def collection_schema(schema: Mapping[str, Any]) -> dict[str, Any]:
 
 def study_make_pool_collection(*, study: Study) -> Study:
     """Turn a draft study into a pool-collection study; refused (nothing changed) when its
-    schema has no usable income item."""
+    schema has no usable income item (said in the pool's words) or the settings refuse it."""
     require_draft(study, "its kind")
     income_question(study.schema)
-    if study.release_mode != "immediate":
-        raise PoolCollectionError("a pool-collection study shows no plans: it cannot be delayed")
-    with transaction.atomic():
-        Study.objects.filter(pk=study.pk).update(kind="pool_collection")
-    study.refresh_from_db()
-    return study
+    return study_update(study=study, changes={"kind": "pool_collection"})
 
 
 @dataclass(frozen=True)
@@ -244,7 +220,11 @@ def pool_collection_study_create(
     item (`collection_schema`); its own pool is a token synthetic one (it shows no plans)."""
     made = collection_schema(schema)
     income_question(made)
-    study = study_create_from_schema(
-        slug=slug, title=title, schema=made, owner=owner, pool_size=10, settings=settings
+    return study_create_from_schema(
+        slug=slug,
+        title=title,
+        schema=made,
+        owner=owner,
+        pool_size=10,
+        settings={**(settings or {}), "kind": "pool_collection"},
     )
-    return study_make_pool_collection(study=study)

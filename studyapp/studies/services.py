@@ -11,18 +11,17 @@ from __future__ import annotations
 
 import io
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
 from django.db import transaction
+from django.utils import timezone
 
 from recourse_engine import FeatureSchema, PoolError, SchemaError, synth_pool
-from studyapp.generation import engine
+from studyapp.definition import engine_objects, screening, study_config
+from studyapp.definition.errors import StudyError
 from studyapp.models import Study, default_outcome_codes
-from studyapp.participation import screening
-from studyapp.studies import config
-from studyapp.studies.errors import StudyError
 from studyapp.studies.pool import PoolRejected, pool_preview
 from studyapp.studies.updates import config_merge, config_write, eligibility_of, questions_of
 
@@ -47,7 +46,7 @@ def schema_of(schema: Mapping[str, Any] | FeatureSchema) -> FeatureSchema:
     """The engine's reading of a feature schema, with screening questions the app can use."""
     if not isinstance(schema, FeatureSchema):
         try:
-            schema = engine.schema_of(schema)
+            schema = engine_objects.schema_of(schema)
         except SchemaError as exc:
             raise StudyError(f"schema: {exc}") from None
     try:
@@ -62,12 +61,12 @@ def schema_design(schema: FeatureSchema) -> str:
     design = schema.extra.get("evaluation", {}).get("design")
     if isinstance(design, Mapping) and design:
         return ",".join(f"{k}:{v}" for k, v in design.items())
-    return config.DEFAULT_DESIGN
+    return study_config.DEFAULT_DESIGN
 
 
 def study_config_for_new(
     *, schema: FeatureSchema, settings: Mapping[str, Any]
-) -> config.StudyConfig:
+) -> study_config.StudyConfig:
     """The validated settings of a study about to be made from `schema` (ConfigError
     naming every problem otherwise); outcome codes not given are drawn fresh."""
     base = {
@@ -76,8 +75,12 @@ def study_config_for_new(
         "outcome_codes": default_outcome_codes(),
     }
     merged = config_merge(base, settings)
-    return config.config_validate(
-        merged, screening=questions_of(schema.to_dict()), has_model_blob=False, schema=schema
+    return study_config.config_validate(
+        merged,
+        screening=questions_of(schema.to_dict()),
+        has_model_blob=False,
+        schema=schema,
+        now=timezone.now(),
     )
 
 
@@ -125,7 +128,7 @@ def study_create(
     else:
         pool_csv = pool
     try:
-        rows = len(engine.pool_of(pool_csv, schema))
+        rows = len(engine_objects.pool_of(pool_csv, schema))
     except (PoolError, ValueError) as exc:
         raise StudyError(f"pool: {exc}") from None
     stored = cfg.stored()
@@ -135,10 +138,10 @@ def study_create(
             schema=schema.to_dict(),
             schema_hash=schema.hash(),
             pool_csv=pool_csv,
-            pool_hash=engine.pool_csv_hash(pool_csv),
+            pool_hash=engine_objects.pool_csv_hash(pool_csv),
             pool_rows=rows,
             owner=owner if getattr(owner, "pk", None) else None,
-            **{name: stored[name] for name in config.SETTINGS if name not in _EXTRA_SETTINGS},
+            **{name: stored[name] for name in study_config.SETTINGS if name not in _EXTRA_SETTINGS},
         )
         config_write(study, cfg, [k for k in _EXTRA_SETTINGS if k in given])
     return study
@@ -196,19 +199,31 @@ _STUDY_MOVES = {
 }
 
 
-def study_set_state(*, study: Study, state: str) -> Study:
+def study_set_state(
+    *, study: Study, state: str, acknowledged: Sequence[str] = (), by: Any = None
+) -> Study:
+    """Move a study between states. Going live needs every warning of the study's current
+    design check named in `acknowledged` (`design_check.DesignWarnings` otherwise); the
+    acknowledgement is recorded on the check with `by`."""
     if state == study.state:
         return study
     if state not in _STUDY_MOVES.get(study.state, set()):
         raise StudyError(f"study {study.slug}: cannot go from {study.state} to {state}")
     if state == Study.State.LIVE:
-        from studyapp.generation.method_fitting import methods_check
+        from studyapp.generation.method_fitting import generating_methods, methods_check
+        from studyapp.studies.model_training import missing_model_problem
 
-        problems = methods_check(study)
+        missing = missing_model_problem(study, generating_methods(study))
+        problems = [missing] if missing else methods_check(study)
         if problems:
             raise StudyError(f"study {study.slug} cannot go live: " + "; ".join(problems))
-    study.state = state
-    study.save(update_fields=["state", "updated_at"])
+    with transaction.atomic():
+        if state == Study.State.LIVE:
+            from studyapp.studies.design_check import acknowledge_for_live
+
+            acknowledge_for_live(study=study, acknowledged=acknowledged, by=by)
+        study.state = state
+        study.save(update_fields=["state", "updated_at"])
     if state == Study.State.LIVE:
         # balanced strategies and generating methods need fits on the pool: a Celery task
         from studyapp.generation.method_fitting import fits_queue

@@ -4,23 +4,33 @@ goes live.
 The admin console, the console forms and the API all ask this module which settings are
 frozen (`DRAFT_ONLY`, `frozen_parts`) and all change settings through `study_update`, so a
 live study refuses the same changes everywhere. A change is validated as a whole study
-configuration (`config.StudyConfig`: the current settings with the change applied), so a
-quota naming a condition that the same change removes is refused, not silently dropped.
+configuration (`definition.study_config.StudyConfig`: the current settings with the change
+applied), so a quota naming a condition that the same change removes is refused, not silently dropped.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.db import transaction
+from django.utils import timezone
 
 from recourse_engine import FeatureSchema, SchemaError, load_schema
-from studyapp.models import Condition, Quota, Study
-from studyapp.participation import screening
-from studyapp.studies import config
-from studyapp.studies.decision_model import decision_model_check
-from studyapp.studies.errors import ConfigError, StudyError, StudyFrozen
+from studyapp.definition import screening
+from studyapp.definition.decision_model import decision_model_check
+from studyapp.definition.errors import ConfigError, StudyError, StudyFrozen
+from studyapp.definition.model_card import decision_model_card
+from studyapp.definition.release_schedule import RELEASE_SETTINGS
+from studyapp.definition.study_config import (
+    SETTINGS,
+    StudyConfig,
+    config_validate,
+    placeholders,
+    unknown_settings,
+)
+from studyapp.models import Condition, Participant, Quota, Study
+from studyapp.participation import release
 
 #: settings that decide what participants see and get; frozen once the study goes live
 DRAFT_ONLY = (
@@ -42,17 +52,21 @@ DRAFT_ONLY = (
     "random_item_order",
     "assignment",
     "page_timeouts",
+    "page_min_seconds",
+    "approved_branch",
+    "kind",
 )
 #: settings a researcher may change at any time (a title, the panel's codes and redirects,
-#: quotas: a top-up only turns fewer people away)
+#: quotas: a top-up only turns fewer people away; the release schedule, which those still
+#: waiting follow)
 ALWAYS = (
     "title", "outcome_codes", "panel_param", "assignment_timeout_minutes", "quotas",
-    "waiting_timeout_s",
+    "waiting_timeout_s", "design_check_thresholds", *RELEASE_SETTINGS, "time_zone",
 )  # fmt: skip
 #: parts of a study that are not settings but freeze the same way
 DRAFT_ONLY_PARTS = ("schema", "pool")
 
-assert sorted(DRAFT_ONLY + ALWAYS) == sorted(config.SETTINGS), "every setting is classified"
+assert sorted(DRAFT_ONLY + ALWAYS) == sorted(SETTINGS), "every setting is classified"
 
 
 def frozen_parts(study: Study) -> tuple[str, ...]:
@@ -95,8 +109,21 @@ def eligibility_of(schema: Mapping[str, Any]) -> dict[str, list[int]]:
     return eligibility
 
 
+def quotas_of(study: Study) -> list[dict[str, Any]]:
+    """The study's quota rows as the `quotas` setting holds them (a condition by name)."""
+    return [
+        {
+            "condition": q.condition.name if q.condition_id else "",
+            "screening_key": q.screening_key,
+            "screening_value": q.screening_value,
+            "limit": q.limit,
+        }
+        for q in study.quotas.select_related("condition").order_by("pk")
+    ]
+
+
 def study_config(study: Study) -> dict[str, Any]:
-    """The study's current settings, shaped as `config.StudyConfig` reads them."""
+    """The study's current settings, shaped as `definition.study_config.StudyConfig` reads them."""
     eligibility = eligibility_of(study.schema)
     return {
         "title": study.title,
@@ -110,15 +137,7 @@ def study_config(study: Study) -> dict[str, Any]:
         "seed": study.seed,
         "eligibility": eligibility,
         "conditions": [{"name": c.name, "design": c.design} for c in study.conditions.all()],
-        "quotas": [
-            {
-                "condition": q.condition.name if q.condition_id else "",
-                "screening_key": q.screening_key,
-                "screening_value": q.screening_value,
-                "limit": q.limit,
-            }
-            for q in study.quotas.select_related("condition").order_by("pk")
-        ],
+        "quotas": quotas_of(study),
         "attention_checks": study.attention_checks or [],
         "attention_max_failures": study.attention_max_failures,
         "attention_rule": study.attention_rule,
@@ -131,6 +150,12 @@ def study_config(study: Study) -> dict[str, Any]:
         "assignment": study.assignment,
         "waiting_timeout_s": study.waiting_timeout_s,
         "page_timeouts": study.page_timeouts or {},
+        "page_min_seconds": study.page_min_seconds or {},
+        "approved_branch": study.approved_branch,
+        "design_check_thresholds": study.design_check_thresholds or {},
+        "kind": study.kind,
+        **{name: getattr(study, name) for name in RELEASE_SETTINGS},
+        "time_zone": study.time_zone,
     }
 
 
@@ -151,7 +176,7 @@ def config_merge(current: Mapping[str, Any], changes: Mapping[str, Any]) -> dict
 
 def study_config_check(
     *, study: Study, changes: Mapping[str, Any], model_blob: bytes | None = None
-) -> config.StudyConfig:
+) -> StudyConfig:
     """The study's configuration with `changes` applied, validated (ConfigError otherwise).
 
     What the console form and the API serializer call before saving; `study_update` calls
@@ -159,7 +184,7 @@ def study_config_check(
     they were this strict) is reported only when it is being changed: it must not block a
     change to another setting, e.g. the title of a live study whose texts are frozen.
     """
-    unknown = config.unknown_settings(list(changes))
+    unknown = unknown_settings(list(changes))
     if unknown:
         raise ConfigError(unknown)
     current = study_config(study)
@@ -168,9 +193,11 @@ def study_config_check(
         "screening": questions_of(study.schema),
         "has_model_blob": bool(study.decision_model_blob) or bool(model_blob),
         "schema": schema_or_none(study.schema),
+        "now": timezone.now(),
+        "stored_release_at": study.release_at,
     }
     try:
-        return config.config_validate(merged, **context)
+        return config_validate(merged, **context)
     except ConfigError:
         # new conditions rewrite the quotas: those must then be valid too
         written = set(changes) | ({"quotas"} if "conditions" in changes else set())
@@ -178,7 +205,7 @@ def study_config_check(
         if not stale:
             raise
     # stand-ins are checked in place of the faulty stored values, never written
-    return config.config_validate({**merged, **config.placeholders(sorted(stale))}, **context)
+    return config_validate({**merged, **placeholders(sorted(stale))}, **context)
 
 
 def _stored_faults(current: Mapping[str, Any], context: Mapping[str, Any]) -> set[str]:
@@ -187,13 +214,13 @@ def _stored_faults(current: Mapping[str, Any], context: Mapping[str, Any]) -> se
     stand_ins: dict[str, Any] = {}
     while True:
         try:
-            config.config_validate({**current, **stand_ins}, **context)
+            config_validate({**current, **stand_ins}, **context)
             return set(stand_ins)
         except ConfigError as exc:
             faulty = set(exc.by_field()) - set(stand_ins) - {"non_field_errors"}
             if not faulty:
                 return set(stand_ins)
-            stand_ins.update(config.placeholders(sorted(faulty)))
+            stand_ins.update(placeholders(sorted(faulty)))
 
 
 def _write_eligibility(study: Study, eligibility: Mapping[str, list[int]]) -> None:
@@ -213,7 +240,7 @@ def _write_eligibility(study: Study, eligibility: Mapping[str, list[int]]) -> No
     study.schema = schema
 
 
-def _write_conditions(study: Study, cfg: config.StudyConfig) -> None:
+def _write_conditions(study: Study, cfg: StudyConfig) -> None:
     if study.participants.exclude(condition="").exists():
         raise StudyFrozen(
             f"study {study.slug}: participants are already assigned to conditions; "
@@ -226,27 +253,29 @@ def _write_conditions(study: Study, cfg: config.StudyConfig) -> None:
     )
 
 
-def _write_quotas(study: Study, cfg: config.StudyConfig) -> None:
+def quotas_write(study: Study, quotas: Sequence[Mapping[str, Any]]) -> None:
+    """Replace the study's quota rows with `quotas` (as the `quotas` setting holds them: a
+    condition by name, blank for all); the one writer of quota rows."""
     study.quotas.all().delete()
     by_name = {c.name: c for c in study.conditions.all()}
     Quota.objects.bulk_create(
         Quota(
             study=study,
-            condition=by_name.get(q.condition) if q.condition else None,
-            screening_key=q.screening_key,
-            screening_value=q.screening_value,
-            limit=q.limit,
+            condition=by_name.get(q["condition"]) if q["condition"] else None,
+            screening_key=q["screening_key"],
+            screening_value=q["screening_value"],
+            limit=q["limit"],
         )
-        for q in cfg.quotas
+        for q in quotas
     )
 
 
 #: settings kept on the study row itself, under the same name
-ROW_FIELDS = tuple(s for s in config.SETTINGS if s not in ("eligibility", "conditions", "quotas"))
+ROW_FIELDS = tuple(s for s in SETTINGS if s not in ("eligibility", "conditions", "quotas"))
 
 
 def config_write(
-    study: Study, cfg: config.StudyConfig, keys: list[str], *, model_blob: bytes | None = None
+    study: Study, cfg: StudyConfig, keys: list[str], *, model_blob: bytes | None = None
 ) -> None:
     """Store the settings named by `keys` from a validated configuration (in the caller's
     transaction, on a locked or new row)."""
@@ -258,10 +287,14 @@ def config_write(
     if "decision_model" in keys:
         if cfg.decision_model != "uploaded":
             study.decision_model_blob = None
+            study.decision_model_info = {}
         elif model_blob:
             decision_model_check(study=study, blob=model_blob)
             study.decision_model_blob = bytes(model_blob)
-        fields.append("decision_model_blob")
+            study.decision_model_info = decision_model_card(
+                study=study, blob=model_blob, source="uploaded", at=timezone.now()
+            )
+        fields += ["decision_model_blob", "decision_model_info"]
     if "eligibility" in keys:
         _write_eligibility(study, stored["eligibility"])
         fields.append("schema")
@@ -271,7 +304,21 @@ def config_write(
     if conditions:
         _write_conditions(study, cfg)
     if conditions or ("quotas" in keys and stored["quotas"] != current["quotas"]):
-        _write_quotas(study, cfg)
+        quotas_write(study, stored["quotas"])
+    if any(k in RELEASE_SETTINGS for k in keys):
+        _reschedule(study)
+
+
+def _reschedule(study: Study) -> None:
+    """Participants still waiting for their release follow the study's schedule."""
+    waiting = list(
+        Participant.objects.filter(
+            study=study, submitted_at__isnull=False, released_at__isnull=True
+        ).only("pk", "submitted_at")
+    )
+    for p in waiting:
+        p.release_due_at = release.due_at(study, p.submitted_at)
+    Participant.objects.bulk_update(waiting, ["release_due_at"], batch_size=500)
 
 
 def study_update(

@@ -18,6 +18,7 @@ import pandas as pd
 import pytest
 
 from tests.browser.chromium import start_chromium
+from tests.browser.pages import Page
 from tests.browser.test_study_builder_browser import web
 from tests.integration.stack import ROOT, embedded_env, manage
 from tests.studyapp.coding import coding_plan as plan
@@ -54,46 +55,30 @@ def driver() -> Iterator[object]:
     d.quit()
 
 
-class Console:
+class Console(Page):
+    """The console's pages: each form is submitted with `click_to` and the element expected
+    on the page that answers it."""
+
     def __init__(self, driver: object, url: str) -> None:
-        self.d, self.url = driver, url
+        super().__init__(driver)
+        self.url = url
 
-    def css(self, selector: str) -> object:
-        return self.d.find_element("css selector", selector)
-
-    def login(self, user: str, then: str) -> None:
+    def login(self, user: str, then: str, expect: str) -> None:
         self.d.delete_all_cookies()
-        self.d.get(f"{self.url}/admin/login/?next={quote(then)}")
-        self.css("#id_username").send_keys(user)
+        self.go(f"{self.url}/admin/login/?next={quote(then)}", "#id_username").send_keys(user)
         self.css("#id_password").send_keys(PASSWORD)
-        self.css('input[type="submit"]').click()
-        self.wait(lambda d: "/admin/login/" not in d.current_url)
+        self.click_to('input[type="submit"]', expect)
 
-    def wait(self, condition: object) -> None:
-        """Until the page the last click loaded shows `condition` (an element of the page
-        before it may go stale meanwhile)."""
+    def until(self, condition: object) -> None:
+        """Until the page shows `condition` (read afresh at each try)."""
         from selenium.common.exceptions import (
             NoSuchElementException,
             StaleElementReferenceException,
-            WebDriverException,
         )
         from selenium.webdriver.support.ui import WebDriverWait
 
-        # an element read while the next page replaces the document can also fail as a
-        # plain WebDriverException ("Node ... does not belong to the document"); the wait
-        # still fails after 30 s if the page never shows `condition`
-        ignored = (StaleElementReferenceException, NoSuchElementException, WebDriverException)
+        ignored = (StaleElementReferenceException, NoSuchElementException)
         WebDriverWait(self.d, 30, ignored_exceptions=ignored).until(condition)
-
-    def submit(self, selector: str) -> None:
-        """Click a form's button and wait until the answer page has replaced this one (the
-        next read or navigation would otherwise race the POST)."""
-        from selenium.webdriver.support import expected_conditions as ec
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        button = self.css(selector)
-        button.click()
-        WebDriverWait(self.d, 30).until(ec.staleness_of(button))
 
     def page(self) -> str:
         return self.d.page_source
@@ -104,8 +89,10 @@ def code_answers(console: Console, codes: list[list[str]], units: list[str]) -> 
         row = console.css(f'tr[data-unit="{unit}"]')
         for name in given:
             row.find_element("css selector", f'input[name="codes"][value="{name}"]').click()
-        row.find_element("css selector", "button.code-submit").click()
-        console.wait(lambda d, u=unit: "mine:" in d.find_element(
+        # the form posts and the answers page comes back with this row coded
+        console.click_to(row.find_element("css selector", "button.code-submit"),
+                         f'tr[data-unit="{unit}"]')  # fmt: skip
+        console.until(lambda d, u=unit: "mine:" in d.find_element(
             "css selector", f'tr[data-unit="{u}"]').text)  # fmt: skip
 
 
@@ -118,15 +105,14 @@ def test_two_coders_agreement_equals_the_export_in_chromium(driver, tmp_path: Pa
     with web(env, tmp_path) as url:
         c = Console(driver, url)
         # the researcher writes the codebook and assigns the coders
-        c.login("pi", base)
+        c.login("pi", base, "#add-code")
         for name, definition in (("cost", "money or effort it costs"), ("effort", "time")):
             c.css("#id_code").send_keys(name)
             c.css("#id_definition").send_keys(definition)
-            c.submit("#add-code")
+            c.click_to("#add-code", "#codebook")
         c.css("#id_code").send_keys("cost")
         c.css("#id_definition").send_keys("again")
-        c.submit("#add-code")
-        assert "already in this study" in c.css("#refused").text
+        assert "already in this study" in c.click_to("#add-code", "#refused").text
         assert [e.text for e in driver.find_elements("css selector", "#codebook code")] == [
             "cost", "effort"
         ]  # fmt: skip
@@ -134,20 +120,20 @@ def test_two_coders_agreement_equals_the_export_in_chromium(driver, tmp_path: Pa
             from selenium.webdriver.support.ui import Select
 
             Select(c.css("#id_coder")).select_by_visible_text(coder)
-            c.submit("#assign")
+            c.click_to("#assign", "#coders")
         # each coder codes the first ten answers, blind to the other
         answers = base + "answers/?field=acceptance_why"
         for coder, codes, other in (("coder_a", plan.A, "coder_b"), ("coder_b", plan.B, "coder_a")):
-            c.login(coder, answers)
+            c.login(coder, answers, ".answer-row")
             units = re.findall(r'class="answer-row" data-unit="([^"]+)"', c.page())
             code_answers(c, codes, units[: plan.N_UNITS])
             assert f"{other}:" not in c.page()  # blind (b: a's codes exist but are hidden)
-            c.d.get(url + base)
-            c.submit("#finish")
-        c.d.get(url + answers)
+            c.go(url + base, "#finish")
+            c.click_to("#finish", "#codebook")
+        c.go(url + answers, ".answer-row")
         assert "coder_a:" in c.page()  # b, both finished: a's codes now shown
         # the agreement page
-        c.login("pi", base + "agreement/")
+        c.login("pi", base + "agreement/", "#alpha")
         shown_alpha = {
             r.get_attribute("data-code"): (
                 r.find_element("css selector", ".alpha").text,

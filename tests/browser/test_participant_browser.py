@@ -5,7 +5,6 @@ completion code, with a reload in the middle, a double click on submit and the b
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -14,6 +13,7 @@ import pytest
 
 from recourse_engine import carloan_schema
 from tests.browser.chromium import start_chromium
+from tests.browser.pages import Page, at
 from tests.integration.stack import embedded_env, manage, prepare, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -29,76 +29,50 @@ def driver() -> Iterator[object]:
 def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001
     from selenium.webdriver.common.action_chains import ActionChains
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(driver, 60)
-
-    def page() -> str:
-        return driver.find_element(By.NAME, "page").get_attribute("value")
-
-    def on_page(name: str) -> None:
-        wait.until(
-            ec.presence_of_element_located((By.CSS_SELECTOR, f'input[name="page"][value="{name}"]'))
-        )
-
-    def choose(name: str, value: str) -> None:
-        driver.find_element(By.CSS_SELECTOR, f'input[name="{name}"][value="{value}"]').click()
-
-    def submit() -> None:
-        driver.find_element(By.CSS_SELECTOR, "button.next").click()
+    page = Page(driver)
 
     def fill_evaluation(acceptance: str, action: str) -> None:
-        choose("acceptance", acceptance)
-        driver.find_element(By.NAME, "acceptance_why").send_keys("It makes sense to me.")
+        page.choose("acceptance", acceptance)
+        page.css('textarea[name="acceptance_why"]').send_keys("It makes sense to me.")
         for radio in driver.find_elements(By.CSS_SELECTOR, 'input[name^="impossible_"]'):
             if radio.get_attribute("value") == "no":
                 radio.click()
-        choose("action", action)
-        driver.find_element(By.NAME, "action_why").send_keys("I could try.")
+        page.choose("action", action)
+        page.css('textarea[name="action_why"]').send_keys("I could try.")
 
     env = embedded_env(tmp_path)
     prepare(env, pool_size=1000)
     with running(env, tmp_path) as url:
-        driver.get(f"{url}/s/carloan/?PROLIFIC_PID=browser-1")
+        page.go(f"{url}/s/carloan/?PROLIFIC_PID=browser-1", "#start")
         assert driver.find_elements(By.NAME, "page") == []  # the welcome page: no participant
-        driver.find_element(By.ID, "start").click()
-        on_page("consent")  # consent first, before any screening answer
+        page.click_to("#start", at("consent"))  # consent first, before any screening answer
         assert 'id="withdraw-link"' in driver.page_source
-        submit()  # without ticking the box: a clear message, still on consent
+        page.submit(at("consent"))  # without ticking the box: a clear message, still on consent
         assert "Please tick the box to agree" in driver.page_source
-        driver.find_element(By.NAME, "agree").click()
-        submit()
-        on_page("screening")
-        driver.find_element(By.NAME, "age").send_keys("34")
+        page.css('input[name="agree"]').click()
+        page.submit(at("screening"))
+        page.css('input[name="age"]').send_keys("34")
         for name, value in [("gender", "1"), ("occupation", "1"), ("income", "3"),
                             ("car_purchase", "2"), ("loans", "8")]:  # fmt: skip
-            choose(name, value)
-        submit()
-        on_page("scenario")
+            page.choose(name, value)
+        page.submit(at("scenario"))
         assert "two-year car loan" in driver.page_source
-        submit()
-        on_page("profile")
+        page.submit(at("profile"))
         for item in carloan_schema().items:
-            choose(item.key, "1")
-        submit()
+            page.choose(item.key, "1")
         # waiting page: script polls and moves on by itself (no reload loop)
-        on_page("evaluation-1")
+        page.submit(at("evaluation-1"))
         assert "&rarr;" in driver.page_source or "\u2192" in driver.page_source
         fill_evaluation("5", "3")
-        submit()
-        on_page("evaluation-2")
-        choose("acceptance", "2")
-        driver.refresh()  # reload in the middle of a page
-        on_page("evaluation-2")
+        page.submit(at("evaluation-2"))
+        page.choose("acceptance", "2")
+        page.act_to(driver.refresh, at("evaluation-2"))  # reload in the middle of a page
         fill_evaluation("2", "2")
-        submit()
-        on_page("evaluation-3")
+        page.submit(at("evaluation-3"))
         fill_evaluation("6", "6")
-        ActionChains(driver).double_click(
-            driver.find_element(By.CSS_SELECTOR, "button.next")
-        ).perform()
-        on_page("evaluation-4")
+        double_click = ActionChains(driver).double_click(page.css("button.next"))
+        page.act_to(double_click.perform, at("evaluation-4"))
         fill_evaluation("4", "4")
         # a second submission of the same answers while the first is in flight (Chrome merges
         # a fast double click into one request, so this makes the duplicate certain)
@@ -107,16 +81,12 @@ def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None
             "fetch(location.href, {method: 'POST', body: new FormData(f),"
             " credentials: 'same-origin', redirect: 'manual'});"
         )
-        submit()
-        on_page("evaluation-5")
+        page.submit(at("evaluation-5"))
         fill_evaluation("7", "1")
-        submit()
-        wait.until(ec.presence_of_element_located((By.ID, "completion-code")))
-        code = driver.find_element(By.ID, "completion-code").text
+        code = page.submit("#completion-code").text
         assert code
-        driver.back()  # the back button shows where the participant is, nothing else
-        time.sleep(0.5)
-        assert driver.find_element(By.ID, "completion-code").text == code
+        # the back button shows where the participant is, nothing else
+        assert page.act_to(driver.back, "#completion-code").text == code
         manage(env, "export_study", "carloan", "--out", str(tmp_path / "export"))
     ev = pd.read_csv(tmp_path / "export" / "evaluations.csv")
     pa = pd.read_csv(tmp_path / "export" / "participants.csv")
@@ -136,40 +106,31 @@ def test_withdraw_in_a_japanese_study_in_chromium(driver, tmp_path: Path) -> Non
     agrees, answers the screening, then withdraws from the scenario page: confirmation, the
     withdrew code, and nothing of their answers left in the export."""
     from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(driver, 60)
+    page = Page(driver)
     env = embedded_env(tmp_path)
     manage(env, "migrate", "--noinput", "-v0")
     manage(env, "create_demo_study", "--no-admin", "--pool-size", "200", "--language", "ja")
     with running(env, tmp_path) as url:
-        driver.get(f"{url}/s/carloan/?PROLIFIC_PID=ja-browser")
+        start = page.go(f"{url}/s/carloan/?PROLIFIC_PID=ja-browser", "#start")
         assert driver.find_element(By.TAG_NAME, "html").get_attribute("lang") == "ja"
-        start = driver.find_element(By.ID, "start")
         assert start.text == "調査を始める"
-        start.click()
-        wait.until(ec.presence_of_element_located((By.NAME, "agree"))).click()
-        driver.find_element(By.CSS_SELECTOR, "button.next").click()
-        wait.until(ec.presence_of_element_located((By.NAME, "age")))
+        page.click_to(start, 'input[name="agree"]').click()
+        page.submit('input[name="age"]')
         assert "あなたの性別を教えてください。" in driver.page_source
-        driver.find_element(By.NAME, "age").send_keys("41")
+        page.css('input[name="age"]').send_keys("41")
         for name, value in [("gender", "2"), ("occupation", "1"), ("income", "4"),
                             ("car_purchase", "1"), ("loans", "8")]:  # fmt: skip
-            driver.find_element(By.CSS_SELECTOR, f'input[name="{name}"][value="{value}"]').click()
-        driver.find_element(By.CSS_SELECTOR, "button.next").click()
-        wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, 'input[value="scenario"]')))
-        link = driver.find_element(By.ID, "withdraw-link")
+            page.choose(name, value)
+        page.submit(at("scenario"))
+        link = page.css("#withdraw-link")
         assert link.text == "調査への参加をやめる"
-        link.click()
-        confirm = wait.until(ec.presence_of_element_located((By.ID, "confirm-withdraw")))
-        confirm.click()
-        code = wait.until(ec.presence_of_element_located((By.ID, "withdrew-code"))).text
+        page.click_to(link, "#confirm-withdraw")
+        code = page.click_to("#confirm-withdraw", "#withdrew-code").text
         assert code and "回答は削除されました" in driver.page_source
         driver.back()  # the confirmation again would only lead to the same end page
-        driver.get(f"{url}/s/carloan/?PROLIFIC_PID=ja-browser")
-        driver.find_element(By.ID, "start").click()  # the same panel id: their own end page
-        assert wait.until(ec.presence_of_element_located((By.ID, "withdrew-code"))).text == code
+        # the same panel id: their own end page
+        assert page.start(f"{url}/s/carloan/?PROLIFIC_PID=ja-browser", "#withdrew-code").text == code
         manage(env, "export_study", "carloan", "--out", str(tmp_path / "export"))
     pa = pd.read_csv(tmp_path / "export" / "participants.csv", keep_default_na=False)
     assert len(pa) == 1 and pa["outcome"].iloc[0] == "withdrew"

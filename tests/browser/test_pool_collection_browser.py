@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.browser.chromium import start_chromium
+from tests.browser.pages import Page
 from tests.integration.stack import embedded_env, manage, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -51,15 +52,8 @@ def driver() -> Iterator[object]:
 
 
 def test_survey_answers_become_a_pool_after_the_preview(driver, tmp_path: Path) -> None:  # noqa: ANN001
-    from selenium.webdriver.common.by import By
-    from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    wait = WebDriverWait(driver, 60)
-
-    def css(selector: str):  # noqa: ANN202
-        return wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, selector)))
-
+    page = Page(driver)
+    css = page.css
     env = embedded_env(tmp_path)
     manage(env, "migrate", "--noinput", "-v0")
     target = manage(env, "shell", "-c", SETUP).splitlines()[-1].strip()
@@ -67,22 +61,19 @@ def test_survey_answers_become_a_pool_after_the_preview(driver, tmp_path: Path) 
         out = manage(env, "simulate_participants", "survey", "--n", "40", "--url", url)
         completed, hidden = map(int, manage(env, "shell", "-c", COUNT).split()[-2:])
         assert completed == 40 and 0 < hidden < 40, out
-        driver.get(f"{url}/admin/login/?next=/admin/studyapp/study/{target}/pool/")
+        page.go(f"{url}/admin/login/?next=/admin/studyapp/study/{target}/pool/", "#id_username")
         css("#id_username").send_keys("lab")
-        driver.find_element(By.ID, "id_password").send_keys(PASSWORD)
-        driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-        css("#pool-from-collection").click()
-        css("#id_source")
-        driver.find_element(By.ID, "id_with_test").click()  # bots are test participants
-        driver.find_element(By.ID, "preview-collection").click()
-        assert css("#count-completed").text == "40"
+        css("#id_password").send_keys(PASSWORD)
+        page.click_to("input[type=submit]", "#pool-from-collection")
+        page.click_to("#pool-from-collection", "#id_source")
+        css("#id_with_test").click()  # bots are test participants
+        assert page.click_to("#preview-collection", "#count-completed").text == "40"
         assert css("#count-not-disclosed").text == str(hidden)
         assert css("#count-included").text == str(40 - hidden)
         assert css("#preview-rows").text == str(40 - hidden)
         assert manage(env, "shell", "-c", "from studyapp.models import Study; "
                       "print(Study.objects.get(slug='target').pool_rows)").split()[-1] == "100"  # fmt: skip
-        driver.find_element(By.ID, "confirm-collection").click()
-        css("#study-console")
+        page.click_to("#confirm-collection", "#study-console")
         assert f"Stored {40 - hidden} profiles from survey" in driver.page_source
     rows, same = manage(env, "shell", "-c", STORED).split()[-2:]
     assert rows == str(40 - hidden) and same == "True"

@@ -17,6 +17,7 @@ import pytest
 
 from recourse_engine import carloan_schema, synth_pool
 from tests.browser.chromium import start_chromium
+from tests.browser.pages import Page
 from tests.integration.stack import embedded_env, manage, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -64,12 +65,9 @@ def _wait_for_file(folder: Path, pattern: str, timeout: float = 60) -> Path:
 def test_researcher_sets_up_runs_and_exports(driver, tmp_path: Path, downloads: Path) -> None:  # noqa: ANN001
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support import expected_conditions as ec
-    from selenium.webdriver.support.ui import WebDriverWait
 
-    wait = WebDriverWait(driver, 60)
-
-    def css(selector: str):  # noqa: ANN202
-        return wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, selector)))
+    page = Page(driver)
+    css = page.css
 
     schema = carloan_schema()
     pool_file = tmp_path / "pool.csv"
@@ -78,35 +76,29 @@ def test_researcher_sets_up_runs_and_exports(driver, tmp_path: Path, downloads: 
     manage(env, "migrate", "--noinput", "-v0")
     manage(env, "shell", "-c", MAKE_RESEARCHER)
     with running(env, tmp_path) as url:
-        driver.get(f"{url}/admin/login/?next=/admin/studyapp/study/add/")
+        page.go(f"{url}/admin/login/?next=/admin/studyapp/study/add/", "#id_username")
         css("#id_username").send_keys("lab")
-        driver.find_element(By.ID, "id_password").send_keys(PASSWORD)
-        driver.find_element(By.CSS_SELECTOR, "input[type=submit]").click()
-
+        css("#id_password").send_keys(PASSWORD)
         # setup: the built-in car-loan schema (default choice), a small synthetic pool for now
-        css("#study-setup")
+        page.click_to("input[type=submit]", "#study-setup")
         driver.find_element(By.ID, "id_slug").send_keys("carloan-lab")
         driver.find_element(By.ID, "id_title").send_keys("Car loan, lab run")
         size = driver.find_element(By.ID, "id_pool_size")
         size.clear()
         size.send_keys("100")
-        driver.find_element(By.NAME, "_create").click()
-        css("#study-console")
+        page.click_to('[name="_create"]', "#study-console")
         assert "created as a draft" in driver.page_source
 
         # pool upload: preview first, then confirm
-        driver.find_element(By.ID, "pool-link").click()
-        css("#id_file").send_keys(str(pool_file))
-        driver.find_element(By.ID, "preview-pool").click()
-        assert css("#preview-rows").text == "3683"
+        page.click_to("#pool-link", "#id_file").send_keys(str(pool_file))
+        assert page.click_to("#preview-pool", "#preview-rows").text == "3683"
         assert driver.find_elements(By.CSS_SELECTOR, "#preview-distributions tbody tr")
-        driver.find_element(By.ID, "confirm-pool").click()
-        css("#study-console")
+        page.click_to("#confirm-pool", "#study-console")
         assert "3,683 profiles stored" in driver.page_source
 
         # live
-        driver.find_element(By.ID, "go-live").click()
-        wait.until(ec.text_to_be_present_in_element((By.ID, "study-state"), "Live"))
+        page.click_to("#go-live", "#study-state")
+        page.wait.until(ec.text_to_be_present_in_element((By.ID, "study-state"), "Live"))
 
         # two simulated participants over HTTP, against the same server and worker
         out = manage(
@@ -116,7 +108,7 @@ def test_researcher_sets_up_runs_and_exports(driver, tmp_path: Path, downloads: 
 
         # bots are test participants: the monitor counts them apart from the figures, and
         # the export has them only when asked for; then the export downloads as a ZIP
-        driver.get(f"{url}/console/studies/carloan-lab/monitor/")
+        page.go(f"{url}/console/studies/carloan-lab/monitor/", "#export-zip")
         assert css('[data-fig="completion.completed"]').text == "0"
         assert css('[data-fig="test_participants"]').text == "2"
         driver.find_element(By.ID, "export-test").click()

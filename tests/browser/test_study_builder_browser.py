@@ -17,8 +17,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from recourse_engine import carloan_schema
 from tests.browser.chromium import start_chromium
+from tests.browser.pages import Page, at
 from tests.integration.stack import (
     ROOT,
     VENV_BIN,
@@ -103,53 +103,6 @@ def _prepare(env: dict[str, str], *, timeout: int, state: str = "live") -> None:
     manage(env, "shell", "-c", SETUP.format(items=ITEMS, timeout=timeout, state=state))
 
 
-class Page:
-    def __init__(self, driver: object) -> None:
-        from selenium.webdriver.support.ui import WebDriverWait
-
-        self.d = driver
-        self.wait = WebDriverWait(driver, 60)
-
-    def css(self, selector: str) -> object:
-        from selenium.webdriver.common.by import By
-        from selenium.webdriver.support import expected_conditions as ec
-
-        return self.wait.until(ec.presence_of_element_located((By.CSS_SELECTOR, selector)))
-
-    def on(self, name: str) -> None:
-        self.css(f'input[name="page"][value="{name}"]')
-
-    def choose(self, name: str, value: str) -> None:
-        self.css(f'input[name="{name}"][value="{value}"]').click()
-
-    def submit(self) -> None:
-        self.css("button.next").click()
-
-    def start(self, url: str) -> None:
-        self.d.get(url)
-        self.css("#start").click()
-
-    def agree_and_screen(self) -> None:
-        self.on("consent")
-        self.css('input[name="agree"]').click()
-        self.submit()
-        self.on("screening")
-        self.css('input[name="age"]').send_keys("34")
-        for name, value in [("gender", "1"), ("occupation", "1"), ("income", "3"),
-                            ("car_purchase", "2"), ("loans", "8")]:  # fmt: skip
-            self.choose(name, value)
-        self.submit()
-
-    def to_waiting(self) -> None:
-        self.agree_and_screen()
-        self.on("scenario")
-        self.submit()
-        self.on("profile")
-        for item in carloan_schema().items:
-            self.choose(item.key, "1")
-        self.submit()
-
-
 def _export(env: dict[str, str], out: Path, *extra: str) -> dict[str, pd.DataFrame]:
     manage(env, "export_study", "carloan", "--out", str(out), *extra)
     return {n: pd.read_csv(out / f"{n}.csv", keep_default_na=False)
@@ -163,12 +116,10 @@ def test_decline_complete_with_items_and_preview_in_chromium(driver, tmp_path: P
     with web(env, tmp_path) as url, worker(env, tmp_path):
         # 1. declining consent: the declined code, nothing of the screening stored
         page.start(f"{url}/s/carloan/?PROLIFIC_PID=decliner")
-        page.on("consent")
-        page.css("#decline").click()
-        declined_code = page.css("#declined-code").text
+        declined_code = page.click_to("#decline", "#declined-code").text
         # 2. a participant with a Likert trust item on each plan and a questionnaire at the end
         page.start(f"{url}/s/carloan/?PROLIFIC_PID=truster")
-        page.to_waiting()
+        page.to_waiting(at("evaluation-1"))
         for n in range(1, 6):
             page.on(f"evaluation-{n}")
             assert "How much do you trust this plan?" in driver.page_source
@@ -181,11 +132,9 @@ def test_decline_complete_with_items_and_preview_in_chromium(driver, tmp_path: P
             page.choose("action", "4")
             page.css('textarea[name="action_why"]').send_keys("ok")
             page.choose("q__trust", str(n))
-            page.submit()
-        page.on("questions_post")
+            page.submit(at(f"evaluation-{n + 1}") if n < 5 else at("questions_post"))
         page.choose("q__fair", "1")
-        page.submit()
-        assert page.css("#completion-code").text
+        assert page.submit("#completion-code").text
     out = _export(env, tmp_path / "export")
     pa, ev, cb = out["participants"], out["evaluations"], out["codebook"]
     assert list(pa["outcome"]) == ["declined_consent", "completed"]
@@ -204,12 +153,11 @@ def test_preview_of_a_draft_study_stays_out_of_the_export(driver, tmp_path: Path
     link = next(line.strip() for line in printed if line.startswith("/s/carloan/?preview="))
     page = Page(driver)
     with web(env, tmp_path) as url:
-        driver.get(f"{url}/s/carloan/")
-        assert "not open" in driver.page_source  # a draft: closed to participants
+        closed = page.go(f"{url}/s/carloan/", "p.problem")
+        assert "not open" in closed.text  # a draft: closed to participants
         page.start(url + link)
         assert page.css("#test-banner")
-        page.agree_and_screen()
-        page.on("scenario")
+        page.agree_and_screen(at("scenario"))
     out = _export(env, tmp_path / "export")
     assert len(out["participants"]) == 0
     out = _export(env, tmp_path / "export-test", "--with-test")
@@ -222,10 +170,9 @@ def test_waiting_page_times_out_then_recovers_in_chromium(driver, tmp_path: Path
     page = Page(driver)
     with web(env, tmp_path) as url:
         page.start(f"{url}/s/carloan/")
-        page.to_waiting()  # no worker: the task stays queued
+        box = page.to_waiting("#timed-out")  # no worker: the task stays queued
         from selenium.webdriver.support import expected_conditions as ec
 
-        box = page.css("#timed-out")
         page.wait.until(ec.visibility_of(box))
         assert "taking longer than usual" in box.text
         code = driver.current_url

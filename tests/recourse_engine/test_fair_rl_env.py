@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from recourse_engine.methods.base import MethodError
-from recourse_engine.methods.fair_rl_env import (
+from recourse_engine.methods.fair_rl.fair_rl_env import (
     ActionMap,
     FairRecourseEnv,
     FairRecourseVectorEnv,

@@ -9,7 +9,7 @@ import pytest
 from recourse_engine.encoding import normalise
 from recourse_engine.gower import gower_distance, gower_similarity
 from recourse_engine.methods.base import MethodError
-from recourse_engine.methods.fair_rl_rewards import (
+from recourse_engine.methods.fair_rl.fair_rl_rewards import (
     REWARDS,
     FairReward,
     RewardWeights,

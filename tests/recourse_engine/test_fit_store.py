@@ -89,7 +89,11 @@ def test_stale_blobs_are_refused_so_the_caller_refits(fits):
     fmt = fit_format("ebr")
     stale = {
         "another format": (_with_header("ebr-pool/1", payload), "is 'ebr-pool/1'"),
-        "another strategy's fit": (dump_fit("ibr", fitted["ibr"][0]), "is 'ibr-pool/2'"),
+        "another strategy's fit": (dump_fit("ibr", fitted["ibr"][0]), "is 'ibr-pool/3'"),
+        "a fit stored before EBR's modules became a folder": (
+            _with_header("ebr-pool/2", payload),
+            "is 'ebr-pool/2'; this engine reads 'ebr-pool/3'",
+        ),
         "no header (stored unversioned)": (payload, "no format header"),
         "a module that is gone": (
             _with_header(fmt, b"crecourse_engine.methods.gone\nPoolDensity\n."),

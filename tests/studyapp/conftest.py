@@ -13,7 +13,7 @@ from django.test import Client
 
 from recourse_engine import carloan_schema, synth_pool
 from studyapp.config.celery_app import app as celery_app
-from studyapp.generation import engine
+from studyapp.generation import worker_cache
 from studyapp.models import Participant, Study
 from studyapp.participation import study_cache
 from studyapp.studies import carloan, services
@@ -40,10 +40,10 @@ PROFILE = {it.key: "1" for it in SCHEMA.items}
 
 @pytest.fixture(autouse=True)
 def _fresh_engine_cache() -> Iterator[None]:
-    engine.clear_cache()
+    worker_cache.clear_cache()
     study_cache.forget()  # tables are emptied between tests, so ids come round again
     yield
-    engine.clear_cache()
+    worker_cache.clear_cache()
 
 
 @pytest.fixture
@@ -119,9 +119,22 @@ class Walker:
         self.get()
         assert self.post({"page": "scenario"}).status_code == 302
 
-    def submit_profile(self, profile: dict[str, str] | None = None) -> Any:
+    def submit_profile(
+        self, profile: dict[str, str] | None = None, *, through_decision: bool = True
+    ) -> Any:
+        """Submit the profile; then (`through_decision`) read the decision page and press
+        its Continue, as a participant does: on to the plans when they are ready, else to
+        the waiting page. Returns the profile submission's response."""
         self.get()
-        return self.post({"page": "profile", **(profile or PROFILE)})
+        r = self.post({"page": "profile", **(profile or PROFILE)})
+        if through_decision and self.page() == "decision":
+            assert self.continue_decision().status_code == 302
+        return r
+
+    def continue_decision(self) -> Any:
+        """Press Continue on the decision page (after viewing it)."""
+        self.get()
+        return self.post({"page": "decision"})
 
     def evaluation_data(self, **overrides: Any) -> dict[str, Any]:
         p = self.participant

@@ -217,6 +217,7 @@ def test_impossible_only_for_changed_items(evaluating: Walker) -> None:
             impossible=[not_changed],
             action=4,
             action_why="",
+            then=Participant.State.COMPLETED,
         )
     assert not Evaluation.objects.filter(recourse=following).exists()
 

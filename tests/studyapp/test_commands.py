@@ -43,6 +43,17 @@ def test_create_demo_study_is_idempotent(transactional_db: Any, var: Path) -> No
     assert "Participant link: http://127.0.0.1:8000/s/carloan/" in first
 
 
+def test_an_unknown_design_is_refused_even_when_the_study_exists(
+    transactional_db: Any, var: Path
+) -> None:
+    _run("create_demo_study", "--pool-size", "300", "--no-admin")
+    with pytest.raises(CommandError, match="--design 'nosuch': part 'nosuch'"):
+        _run("create_demo_study", "--slug", "carloan", "--design", "nosuch")
+    assert list(Study.objects.values_list("slug", "design")) == [
+        ("carloan", "sparsest:1,proximate:1,random:3")
+    ]
+
+
 def test_simulate_participants_walks_the_flow(transactional_db: Any, var: Path) -> None:
     _run("create_demo_study", "--pool-size", "600", "--no-admin")
     out = _run("simulate_participants", "carloan", "--n", "4", "--ineligible", "0.25", "--eager")

@@ -82,7 +82,7 @@ def test_the_wsgi_app_loads_its_templates_then_freezes_them_out_of_the_collector
     out = json.loads(r.stdout)
     assert out["frozen"] > 10_000  # the modules, URL patterns and templates
     folder = ROOT / "studyapp" / "jinja2" / "studyapp"
-    assert len(out["cached"]) > 20
+    assert len(out["cached"]) > 15  # every participant page (one end page for all endings)
     assert set(out["cached"]) >= {f"studyapp/{p.name}" for p in folder.glob("*.html")}
     assert "studyapp/_field.html" in out["fields"]
     assert out["conn_max_age"] > 0

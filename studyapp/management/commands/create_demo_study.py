@@ -20,10 +20,11 @@ from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
+from recourse_engine import DesignError, parse_design
+from studyapp.definition.errors import StudyError
 from studyapp.management.base import StudyCommand
 from studyapp.models import STUDY_LANGUAGES, Study
 from studyapp.studies import carloan, comparison, services
-from studyapp.studies.errors import StudyError
 
 #: named designs (None: the reference study as the paper ran it)
 DESIGNS: dict[str, str | None] = {
@@ -65,6 +66,12 @@ class Command(StudyCommand):
         if opts["language"] not in languages:
             self.fail(f"--language must be one of {', '.join(languages)}, got {opts['language']!r}")
         design = DESIGNS.get(opts["design"], opts["design"])
+        if design is not None:
+            try:  # checked whether or not the study exists: a typo is never "left unchanged"
+                parse_design(design)
+            except DesignError as exc:
+                names = ", ".join(DESIGNS)
+                self.fail(f"--design {opts['design']!r}: {exc} (or one of: {names})")
         slug = opts["slug"] or ("carloan" if design is None else "comparison")
         study = Study.objects.filter(slug=slug).first()
         if study is None:

@@ -19,7 +19,7 @@ from tqdm import tqdm
 from studyapp.config.celery_app import app as celery_app
 from studyapp.management.base import StudyCommand
 from studyapp.models import Study
-from studyapp.participation.bots import Bot, BotError, HttpClient
+from studyapp.simulation.bots import Bot, BotError, HttpClient
 
 
 class Command(StudyCommand):
@@ -158,9 +158,9 @@ class Command(StudyCommand):
         self.stdout.write(line)
 
     def _load(self, study: Study, opts: dict[str, Any]) -> None:
-        """Concurrent participants over HTTP (`participation.load`), then the check."""
-        from studyapp.participation.load import MAX_RETRY_ERRORS, parse_think, run_load
-        from studyapp.participation.load_verify import verify_load
+        """Concurrent participants over HTTP (`simulation.load`), then the check."""
+        from studyapp.simulation.load import MAX_RETRY_ERRORS, parse_think, run_load
+        from studyapp.simulation.load_verify import verify_load
 
         n, concurrency = opts["n"], opts["concurrency"] or 1
         if not opts["url"]:

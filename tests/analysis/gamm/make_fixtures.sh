@@ -5,7 +5,8 @@
 # The ordered-categorical (ocat) references are fitted on the committed null and steep studies
 # (about 20-30 s each). make_comparison_fixtures.R writes the method-comparison study and its
 # fits (parametric, factor-by, ML, anova, predict, gam.vcomp, k.check; about 10 s);
-# make_basis_fixtures.R writes mgcv's thin-plate columns for test_basis.py.
+# make_basis_fixtures.R writes mgcv's thin-plate columns for test_basis.py;
+# make_no_lr_test_fixtures.R two small studies where no likelihood-ratio test applies.
 # Usage: tests/analysis/gamm/make_fixtures.sh [--only null|steep|large]
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -20,3 +21,4 @@ Rscript chisq_reference.R fixtures/psum_chisq.json
 Rscript make_ordinal_fixtures.R fixtures
 Rscript make_comparison_fixtures.R fixtures
 Rscript make_basis_fixtures.R fixtures/tp_basis_mgcv.json
+Rscript make_no_lr_test_fixtures.R fixtures

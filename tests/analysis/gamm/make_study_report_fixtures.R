@@ -10,7 +10,7 @@
 ## plus predict(by, se.fit = TRUE, exclude = "s(participant)") on 25 points spanning each
 ## strategy's own proximities, and writes study_report_<outcome>.json.
 ##
-## The truth (the tests read it from here, as TRUTH in test_study_report.py):
+## The truth (the tests read it from here, as TRUTH in tests/analysis/study/test_methods_report.py):
 ##   acceptance: strategy effects vs ebr: proximate +0.6, random -0.8, wachter 0; distance
 ##     effects differ by strategy: slope (per unit proximity, centred at 1.6) ebr 0,
 ##     proximate -0.3, random -0.9, wachter +0.6.

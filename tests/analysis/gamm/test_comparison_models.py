@@ -11,7 +11,15 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from analysis.gamm import GammInputError, anova_chisq, fit_gamm, k_check, parse_formula, vcomp
+from analysis.gamm import (
+    GammInputError,
+    anova_chisq,
+    fit_gamm,
+    k_check,
+    parse_formula,
+    vcomp,
+    why_no_lr_test,
+)
 
 FIX = Path(__file__).parent / "fixtures"
 MODELS = ("parametric", "by", "by_cr", "ml0", "ml1")
@@ -94,6 +102,7 @@ def test_likelihood_ratio_test_equals_anova_gam(fits):
     assert abs(np.log10(res.p) - np.log10(ref["p"])) < 0.1
     for ours, theirs in zip(res.aic, ref["aic"], strict=True):
         assert _rel(ours, theirs) < 0.002
+    assert why_no_lr_test(fits["ml0"], fits["ml1"], res) is None  # nested, larger, closer
 
 
 def test_predictions_with_standard_errors_equal_predict_gam(fits):

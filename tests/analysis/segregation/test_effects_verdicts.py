@@ -15,8 +15,8 @@ from sklearn.cluster import KMeans
 
 from analysis.__main__ import main
 from analysis.export import load_export
+from analysis.segregation.catalogue import names
 from analysis.segregation.effects import (
-    INDICES,
     compute_effects,
     groupings_present,
     study_population,
@@ -77,17 +77,17 @@ def test_bootstrap_interval_matches_a_direct_slow_computation(tmp_path):
     boots = [rng.integers(0, n, size=n) for _ in range(B)]
     for s in ("apart", "sparsest", "random"):
         _, X1, _ = populations(d, "strategy", s)
-        diffs = {i: [] for i in INDICES}
+        diffs = {i: [] for i in names()}
         for b in boots:
             if is_min[b].sum() < 2 or (~is_min[b]).sum() < 1:
                 continue
             before = slow_indices(X0[b], is_min[b], eps, km.predict(X0[b]))
             after = slow_indices(X1[b], is_min[b], eps, km.predict(X1[b]))
-            for i in INDICES:
+            for i in names():
                 diffs[i].append(after[i] - before[i])
         st = eff["strategies"][s]
         assert st["bootstrap_used"] == len(diffs["centralization"]) > 0
-        for i in INDICES:
+        for i in names():
             v = np.array(diffs[i])
             want = [np.percentile(v, 2.5), np.percentile(v, 97.5)]
             got = st["difference"][i]
@@ -122,7 +122,7 @@ def test_a_point_estimate_inside_a_zero_spanning_interval_is_no_clear_change(
     unclear = [
         (s, i)
         for s, st in clear_and_unclear["strategies"].items()
-        for i in INDICES
+        for i in names()
         if i in st["worse_point_estimate"]
         and st["difference"][i]["ci95"][0] <= 0 <= st["difference"][i]["ci95"][1]
     ]
@@ -147,7 +147,7 @@ def test_curve_at_full_compliance_is_the_table_after(tmp_path):
     assert sum(st["n_impossible"] for t in tables for st in t.values()) > 0
     for table in tables:
         for name, st in table.items():
-            for i in INDICES:
+            for i in names():
                 assert st["curve"]["pi"][-1] == 1.0 and st["curve"]["pi"][0] == 0.0
                 assert st["curve"][i][-1] == st["after"][i], (name, i)
                 assert st["curve"][i][0] == eff["before"][i], (name, i)
@@ -181,7 +181,7 @@ def test_effects_by_method_and_origin(tmp_path, capsys):
         _, X1, _ = populations(d, column, value)
         want = slow_indices(X1, is_min, eps, km.predict(X1))
         arm = got["by"][column][value]
-        for i in INDICES:
+        for i in names():
             assert arm["after"][i] == pytest.approx(want[i], abs=1e-9), (column, value, i)
     html = (out / "report.html").read_text()
     assert "By recourse method" in html and "compliance_method.png" in html
@@ -224,6 +224,6 @@ def test_figures_fit_with_seven_long_named_strategies(tmp_path):
     legends = [t.get_text() for a in fig.axes for t in a.get_legend().get_texts()]
     plt.close(fig)
     for s, st in eff["strategies"].items():
-        for k, i in enumerate(INDICES):
+        for k, i in enumerate(names()):
             want = f"{s}: {st['difference'][i]['verdict']}"
             assert want in [x.replace("\n", "") for x in legends[k * 11 : (k + 1) * 11]]

@@ -18,7 +18,7 @@ from recourse_engine.datasets import Dataset
 from recourse_engine.distances import CHANGE_TOL
 from recourse_engine.encoding import normalise
 from recourse_engine.methods import EBR, MethodError
-from recourse_engine.methods.densities import (
+from recourse_engine.methods.ebr.densities import (
     ConditionalGMM,
     GaussianMix,
     GroupDensity,

@@ -14,8 +14,8 @@ from recourse_engine import carloan_schema, parse_design, pool_from_frame, synth
 from recourse_engine.distances import CHANGE_TOL
 from recourse_engine.encoding import normalise
 from recourse_engine.fit_store import dump_fit, load_fit
-from recourse_engine.methods import MethodError
-from recourse_engine.methods.ebr import PoolDensity, attach_pool_density, fit_pool_density
+from recourse_engine.methods import MethodError, attach_pool_density
+from recourse_engine.methods.ebr.ebr_pool import PoolDensity, fit_pool_density
 from recourse_engine.schema import load_schema
 from recourse_engine.selection import PoolIndex
 

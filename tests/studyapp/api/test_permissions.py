@@ -147,6 +147,21 @@ ROWS = [
         needs="view",
     ),
     Row("GET", "/api/studies/{slug}/monitor/", SEEN, needs="view"),
+    Row("GET", "/api/studies/{slug}/design-check/", SEEN, needs="view"),
+    Row(
+        "POST",
+        "/api/studies/{slug}/design-check/",
+        expect(other=404, shared=202, owner=202),
+        body={"sample_size": 10},
+        needs="change",
+    ),
+    Row("GET", "/api/studies/{slug}/fits/", SEEN, needs="view"),
+    Row(
+        "POST",
+        "/api/studies/{slug}/fits/",
+        expect(other=404, shared=202, owner=202),
+        needs="change",
+    ),
     Row("GET", "/api/studies/{slug}/page-visits/", SEEN, needs="view"),
 ]
 

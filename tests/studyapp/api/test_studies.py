@@ -9,8 +9,9 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from recourse_engine import carloan_schema
+from studyapp.definition import study_config
 from studyapp.models import Condition, Study
-from studyapp.studies import carloan, config
+from studyapp.studies import carloan
 from tests.studyapp.api.conftest import PASSWORD, Cast, pool_csv
 
 pytestmark = pytest.mark.django_db
@@ -416,17 +417,17 @@ def test_openapi_describes_settings_with_the_configuration_model(cast: Cast) -> 
     patch = doc["paths"]["/api/studies/{slug}/"]["patch"]["requestBody"]["content"]
     ref = patch["application/json"]["schema"]["$ref"].rsplit("/", 1)[-1]
     settings = components[ref]
-    assert set(settings["properties"]) == set(config.SETTINGS)
+    assert set(settings["properties"]) == set(study_config.SETTINGS)
     assert settings["additionalProperties"] is False
     texts = components[settings["properties"]["texts"]["$ref"].rsplit("/", 1)[-1]]
     page_texts = components[texts["properties"]["ja"]["$ref"].rsplit("/", 1)[-1]]
-    assert tuple(page_texts["properties"]) == config.TEXT_KEYS
+    assert tuple(page_texts["properties"]) == study_config.TEXT_KEYS
     post = doc["paths"]["/api/studies/"]["post"]["requestBody"]["content"]["application/json"]
     create = components[post["schema"]["$ref"].rsplit("/", 1)[-1]]
     assert {"slug", "title", "schema", "pool", "pool_size"} <= set(create["properties"])
     assert set(create["required"]) == {"slug", "title"}
     detail = components["StudyDetail"]["properties"]
-    assert tuple(detail["texts"]["properties"]["en"]["properties"]) == config.TEXT_KEYS
+    assert tuple(detail["texts"]["properties"]["en"]["properties"]) == study_config.TEXT_KEYS
     assert detail["quotas"]["items"]["properties"]["limit"]["minimum"] == 1
 
 

@@ -87,6 +87,7 @@ def change_data(study: Study, **overrides: Any) -> dict[str, Any]:
         "reminder_every_days": str(study.reminder_every_days),
         "max_reminders": str(study.max_reminders),
         "return_deadline_days": str(study.return_deadline_days),
+        "time_zone": study.time_zone,
     }
     for q in study.schema.get("screening", []):
         codes = q.get("eligible") or q.get("eligible_only") or []

@@ -8,9 +8,8 @@ from datetime import timedelta
 import numpy as np
 from django.utils import timezone
 
-from studyapp.generation import engine
+from studyapp.definition import engine_objects, screening
 from studyapp.models import Evaluation, Participant, Profile, Recourse, Study
-from studyapp.participation import screening
 
 S = Participant.State
 
@@ -19,8 +18,8 @@ def populate(
     study: Study, n: int, k: int = 5, *, seed: int = 0, batch: int = 2000, panel: bool = True
 ) -> None:
     """`n` completed participants with `k` evaluated recourses each, drawn from the pool."""
-    schema = engine.schema_of(study.schema)
-    pool = engine.pool_of(study.pool_csv, schema)
+    schema = engine_objects.schema_of(study.schema)
+    pool = engine_objects.pool_of(study.pool_csv, schema)
     qs = {q["key"]: q for q in screening.questions(study.schema)}
     rng = np.random.default_rng(seed)
     now = timezone.now()

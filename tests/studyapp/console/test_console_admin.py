@@ -370,11 +370,11 @@ def _model_file(tmp_path: Any) -> SimpleUploadedFile:
     import numpy as np
 
     from recourse_engine.decision import save_model, train_sklearn_model
-    from studyapp.generation import engine
+    from studyapp.definition import engine_objects
 
     frame = synth_pool(SCHEMA, n=300, seed=4)
     frame["approved"] = (np.arange(len(frame)) % 2).astype(int)
-    pool = engine.pool_of(frame.to_csv(index=False), SCHEMA)
+    pool = engine_objects.pool_of(frame.to_csv(index=False), SCHEMA)
     path = save_model(train_sklearn_model(SCHEMA, pool, "approved"), tmp_path / "m.joblib")
     return SimpleUploadedFile("m.joblib", path.read_bytes())
 

@@ -125,7 +125,8 @@ def test_a_live_study_freezes_the_same_settings_everywhere(draft: Study, owner: 
         assert r.status_code == 409 and name in r.json()["detail"], (name, r.content)
     assert 'name="eligible_occupation"' not in page
     for name in updates.ALWAYS:
-        assert f'name="{name}"' in page, name
+        # a date and time come as two boxes (release_at_0, release_at_1)
+        assert f'name="{name}"' in page or f'name="{name}_0"' in page, name
         r = api.patch(f"/api/studies/{draft.slug}/", {name: current[name]}, format="json")
         assert r.status_code == 200, (name, r.content)
 
@@ -133,8 +134,9 @@ def test_a_live_study_freezes_the_same_settings_everywhere(draft: Study, owner: 
 def test_the_editor_assets_are_served_locally(draft: Study, owner: Any) -> None:
     client: Client = client_for(owner)
     page = client.get(change_url(draft)).content.decode()
-    # texts, codes, checks, conditions, quotas, questions, their random order, page time-outs
-    assert page.count("data-django-jsonform=") == 8
+    # texts, codes, checks, conditions, quotas, questions, their random order, page time-outs,
+    # design-check thresholds
+    assert page.count("data-django-jsonform=") == 9
     assert "cdn." not in page and "unpkg.com" not in page
     assets = re.findall(r'(?:src|href)="(/static/django_jsonform/[^"]+)"', page)
     assert any(a.endswith("react-json-form.js") for a in assets), assets

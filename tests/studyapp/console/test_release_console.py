@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from studyapp.models import Participant, Study
-from studyapp.studies import carloan, pool_collection, release_settings, services
+from studyapp.studies import carloan, pool_collection, services, updates
 from tests.studyapp.conftest import make_study, start
 from tests.studyapp.console.conftest import change_data, change_url, client_for
 
@@ -120,11 +120,7 @@ def test_setup_makes_a_pool_collection_survey(owner: Any, owner_client: Client) 
 def test_the_monitor_page_shows_the_release_counts(
     draft: Study, owner_client: Client, eager: None
 ) -> None:
-    release_settings.study_set_release(
-        study=draft,
-        settings=release_settings.ReleaseSettings(mode="delayed", release_after_days=3),
-        now=timezone.now(),
-    )
+    updates.study_update(study=draft, changes={"release_mode": "delayed", "release_after_days": 3})
     services.study_set_state(study=draft, state=Study.State.LIVE)
     walker = start(Client(), draft)
     walker.to_profile()

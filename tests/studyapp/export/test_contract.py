@@ -17,11 +17,11 @@ import pytest
 from analysis import contract
 from analysis.export import ExportError, load_export
 from studyapp import models
-from studyapp.export import export_study
+from studyapp.definition import outcomes, screening
+from studyapp.export import export_study, tables
 from studyapp.export.codebook import study_facts
 from studyapp.export.tables import Tables
 from studyapp.models import Participant
-from studyapp.participation import recruitment, screening
 from tests.studyapp.conftest import SCHEMA
 from tests.studyapp.console.factory import populate
 
@@ -119,8 +119,8 @@ def test_outcome_map_covers_the_models_states_and_codes() -> None:
     }  # fmt: skip
     # the completion codes: one per outcome a study configures, no_recourse credited
     assert set(contract.CODE_OUTCOME.values()) == set(models.OUTCOMES)
-    assert recruitment.STATE_OUTCOME is contract.CODE_OUTCOME
-    assert recruitment.STATE_OUTCOME[S.NO_RECOURSE] == "completed"
+    assert outcomes.STATE_OUTCOME is contract.CODE_OUTCOME
+    assert outcomes.STATE_OUTCOME[S.NO_RECOURSE] == "completed"
     assert {s: o for s, o in contract.CODE_OUTCOME.items() if s != S.NO_RECOURSE} == {
         s: o for s, o in contract.STATE_OUTCOME.items() if s != S.NO_RECOURSE
     }
@@ -199,3 +199,24 @@ def test_ranks_stay_integers_and_old_recourses_leave_them_empty(
     assert parquet.schema.field("proximity_rank").type == pa.int64()
     ranks = parquet.column("proximity_rank").to_pylist()
     assert sorted(r for r in ranks if r is not None) == [17] and ranks.count(None) == 29
+
+
+def test_every_fixed_column_names_the_fields_it_is_written_from() -> None:
+    """The contract maps each file's fixed columns to model fields; the writer's queries ask
+    for exactly those, so a column added to a file without its fields fails here."""
+    fixed = {
+        contract.EVALUATIONS: {*contract.EVALUATION_COLUMNS, *contract.RECOURSE_COLUMNS},
+        contract.PARTICIPANTS: set(contract.PARTICIPANT_COLUMNS),
+        contract.PAGE_VISITS: set(contract.PAGE_VISIT_COLUMNS),
+    }
+    for file, columns in fixed.items():
+        assert set(contract.SOURCES[file]) == columns - {"study"}, file
+    queried = {
+        contract.EVALUATIONS: tables.evaluation_values,
+        contract.PARTICIPANTS: tables.participant_values,
+        contract.PAGE_VISITS: tables.page_visit_values,
+    }
+    for file, values in queried.items():
+        fields = list(values(models.Study(pk=1)).query.values_select)
+        fields += list(values(models.Study(pk=1)).query.annotation_select)
+        assert sorted(fields) == sorted(contract.source_fields(file)), file

@@ -14,12 +14,13 @@ import pytest
 from django.test import Client, override_settings
 
 from recourse_engine import load_model
+from studyapp.definition import engine_objects
+from studyapp.definition.errors import ConfigError, StudyError
 from studyapp.export import export_study
-from studyapp.generation import engine, method_fitting, services, stored_fits
+from studyapp.generation import method_fitting, services, stored_fits, worker_cache
 from studyapp.models import FittedMethod, Participant, Study
 from studyapp.studies import comparison, updates
 from studyapp.studies import services as study_services
-from studyapp.studies.errors import ConfigError, StudyError
 from tests.studyapp.conftest import SCHEMA, Walker, make_study, start
 
 DESIGN = "proximate:1,wachter:1,gs:1"
@@ -48,16 +49,19 @@ def _config_error(exc: ConfigError) -> dict[str, str]:
     return dict(exc.problems)
 
 
-# --- refused when saved ---------------------------------------------------------------------
-def test_a_method_the_income_rule_cannot_judge_is_refused_when_saved(db: Any) -> None:
+# --- refused when saved (or, for want of a model, at go-live) --------------------------------
+def test_a_method_the_income_rule_cannot_judge_is_saved_but_refused_at_go_live(db: Any) -> None:
+    """A draft may name methods before its model is trained (the model is trained on the
+    study's pool, which exists only once the study does); going live says what to do."""
     study = make_study(state="draft")
-    with pytest.raises(ConfigError) as err:
-        updates.study_update(study=study, changes={"design": "proximate:1,wachter:1"})
-    problem = _config_error(err.value)["design"]
-    assert problem.startswith("wachter generates profiles that have no income")
-    assert "upload a decision model trained on the profile items" in problem
+    study = updates.study_update(study=study, changes={"design": "proximate:1,wachter:1"})
+    assert study.design == "proximate:1,wachter:1"
+    with pytest.raises(StudyError) as err:
+        study_services.study_set_state(study=study, state=Study.State.LIVE)
+    assert "the design names wachter, which need a decision model" in str(err.value)
+    assert "train one on the pool in the console" in str(err.value)
     study.refresh_from_db()
-    assert study.design == "sparsest:1,proximate:1,random:3"  # nothing changed
+    assert study.state == Study.State.DRAFT  # nothing changed
 
 
 @pytest.mark.parametrize(
@@ -100,8 +104,8 @@ def test_going_live_is_refused_when_the_uploaded_model_cannot_serve_a_method(db:
     # a model trained with income judges no generated profile (they have none)
     from recourse_engine.decision import train_sklearn_model
 
-    schema = engine.schema_of(study.schema)
-    pool = engine.pool_of(study.pool_csv, schema)
+    schema = engine_objects.schema_of(study.schema)
+    pool = engine_objects.pool_of(study.pool_csv, schema)
     pool.extra["approved"] = (pool.income >= np.median(pool.income)).astype(int)
     model = train_sklearn_model(schema, pool, "approved", use_income=True)
     import tempfile
@@ -140,7 +144,7 @@ def test_methods_are_fitted_at_go_live_and_their_recourses_exported(
     for row in rows.values():
         assert row.progress == 1.0 and row.model_key == stored_fits.model_key(study)
     walkers = [_walker(study) for _ in range(4)]
-    model = engine.study_model(study)
+    model = engine_objects.study_model(study)
     for w in walkers:
         p = w.participant
         assert p.state == Participant.State.EVALUATING, p.generation_error
@@ -168,9 +172,9 @@ def test_methods_are_fitted_at_go_live_and_their_recourses_exported(
     assert set(pool_rows["method"]) <= {"pool_search", "wachter", "gs"}
     assert (pool_rows[pool_rows["method"] != "pool_search"]["fallback"] != "").all()
     # the stored fit is loaded once per worker and reused for every participant
-    design, schema = engine.design_of(DESIGN), engine.schema_of(study.schema)
-    gens, pending = engine.generators_for(study, design, schema)
-    again, _ = engine.generators_for(study, design, schema)
+    design, schema = engine_objects.design_of(DESIGN), engine_objects.schema_of(study.schema)
+    gens, pending = worker_cache.generators_for(study, design, schema)
+    again, _ = worker_cache.generators_for(study, design, schema)
     assert not pending and gens["wachter"].method is again["wachter"].method
 
 
@@ -209,7 +213,7 @@ def test_fewer_plans_when_the_study_says_so(db: Any) -> None:
 
 def test_the_demo_comparison_model_judges_items_only(db: Any) -> None:
     study = _draft()
-    schema = engine.schema_of(study.schema)
+    schema = engine_objects.schema_of(study.schema)
     with __import__("tempfile").TemporaryDirectory() as tmp:
         path = Path(tmp) / "m"
         path.write_bytes(bytes(study.decision_model_blob))

@@ -15,9 +15,10 @@ from django.test import override_settings
 
 from recourse_engine import carloan_schema, synth_pool
 from recourse_engine.fit_store import dump_fit, fit_format, load_fit
-from recourse_engine.methods.ebr import fit_pool_density, pool_density
+from recourse_engine.methods import fit_pool_density
 from recourse_engine.strategies import get_strategy
-from studyapp.generation import engine, method_fitting, stored_fits
+from studyapp.definition import engine_objects
+from studyapp.generation import method_fitting, stored_fits, worker_cache
 from studyapp.models import Condition, FittedMethod, Study
 from studyapp.studies import carloan, services
 
@@ -62,10 +63,10 @@ def test_fits_run_stores_fits_that_the_worker_reuses(eager: None) -> None:
         assert row.progress == 1.0 and row.blob and row.seconds is not None
 
     # a freshly parsed pool with the stored fit attached scores like a fresh fit
-    pool = engine.pool_of(study.pool_csv, SCHEMA)
+    pool = engine_objects.pool_of(study.pool_csv, SCHEMA)
     assert sorted(stored_fits.attach_fitted(study, pool)) == ["ebr", "ibr"]
-    fresh = fit_pool_density(SCHEMA, engine.pool_of(study.pool_csv, SCHEMA))
-    attached = pool_density(SCHEMA, pool)
+    fresh = fit_pool_density(SCHEMA, engine_objects.pool_of(study.pool_csv, SCHEMA))
+    attached = get_strategy("ebr").pool_fit.fitted(SCHEMA, pool)
     np.testing.assert_allclose(attached.scores, fresh.scores, rtol=1e-12)
     assert attached.threshold == pytest.approx(fresh.threshold, rel=1e-12)
 
@@ -84,11 +85,11 @@ def test_stored_fit_gives_the_recourses_of_the_lazy_path() -> None:
     method_fitting.fits_run(study_id=study.pk)
     profile = {it.key: 1 for it in SCHEMA.items}
 
-    stored_pool = engine.pool_of(study.pool_csv, SCHEMA)
+    stored_pool = engine_objects.pool_of(study.pool_csv, SCHEMA)
     stored_fits.attach_fitted(study, stored_pool)
-    lazy_pool = engine.pool_of(study.pool_csv, SCHEMA)
+    lazy_pool = engine_objects.pool_of(study.pool_csv, SCHEMA)
     from recourse_engine import IncomeRule, PoolIndex
-    from recourse_engine.methods.ibr_pool import attach_pool_ibr, fit_pool_ibr
+    from recourse_engine.methods import attach_pool_ibr, fit_pool_ibr
 
     # the lazy path, with the same small IBR as the stored one
     attach_pool_ibr(lazy_pool, fit_pool_ibr(SCHEMA, lazy_pool, epochs=4))
@@ -107,7 +108,7 @@ def test_a_pool_without_the_group_column_fails_with_its_name_and_can_be_requeued
     assert method_fitting.fits_run(study_id=study.pk) == {"ebr": "failed"}
     row = FittedMethod.objects.get(study=study)
     assert "gender" in row.message and row.blob is None
-    assert stored_fits.attach_fitted(study, engine.pool_of(study.pool_csv, SCHEMA)) == []
+    assert stored_fits.attach_fitted(study, engine_objects.pool_of(study.pool_csv, SCHEMA)) == []
     method_fitting.fits_queue(study=study)
     row.refresh_from_db()
     assert row.state == FittedMethod.State.QUEUED and row.message == ""
@@ -142,19 +143,18 @@ def test_the_worker_index_picks_up_a_fit_stored_after_it_was_built() -> None:
     study = _study("ebr:1,sparsest:1")
     study.state = Study.State.LIVE
     study.save()
-    _, before = engine.pool_index_for(study)
-    assert engine.pool_index_for(study)[1] is before  # cached while nothing changes
+    _, before = worker_cache.pool_index_for(study)
+    assert worker_cache.pool_index_for(study)[1] is before  # cached while nothing changes
     method_fitting.fits_queue(study=study)
     method_fitting.fits_run(study_id=study.pk)
-    _, after = engine.pool_index_for(study)
+    _, after = worker_cache.pool_index_for(study)
     assert after is not before
-    from recourse_engine.methods.ebr import _POOL_DENSITIES
-
-    assert _POOL_DENSITIES.get(after.pool) is not None  # attached, not fitted on first use
-    assert _POOL_DENSITIES.get(before.pool) is None
+    ebr_fit = get_strategy("ebr").pool_fit
+    assert ebr_fit.attached(after.pool) is not None  # attached, not fitted on first use
+    assert ebr_fit.attached(before.pool) is None
     stored = FittedMethod.objects.get(study=study, strategy="ebr")
     np.testing.assert_array_equal(
-        pool_density(SCHEMA, after.pool).scores, load_fit("ebr", stored.blob).scores
+        ebr_fit.attached(after.pool).scores, load_fit("ebr", stored.blob).scores
     )
 
 
@@ -191,7 +191,7 @@ class Moved:
 
 
 def _select(study: Study) -> list[tuple[str, str]]:
-    _, index = engine.pool_index_for(study)
+    _, index = worker_cache.pool_index_for(study)
     profile = {it.key: 1 for it in SCHEMA.items}
     sel = index.select(profile, 3_500_000.0, study.design, seed=11)
     return [(p.strategy, p.pool_id) for p in sel.picks]
@@ -201,7 +201,7 @@ def test_a_fit_in_an_older_format_is_never_loaded_and_is_fitted_anew() -> None:
     """A blob written before fits were versioned (a bare pickle, format "") would name classes
     that may have moved: the worker ignores it, and queueing fits the current format."""
     study = _study("ebr:1,sparsest:1")
-    fresh = get_strategy("ebr").pool_fit.fit(SCHEMA, engine.pool_of(study.pool_csv, SCHEMA))
+    fresh = get_strategy("ebr").pool_fit.fit(SCHEMA, engine_objects.pool_of(study.pool_csv, SCHEMA))
     old = FittedMethod.objects.create(
         study=study,
         strategy="ebr",
@@ -209,9 +209,9 @@ def test_a_fit_in_an_older_format_is_never_loaded_and_is_fitted_anew() -> None:
         state=FittedMethod.State.DONE,
         blob=pickle.dumps(fresh),
     )
-    engine.clear_cache()
+    worker_cache.clear_cache()
     assert stored_fits.fits_version(study) == ()
-    assert stored_fits.attach_fitted(study, engine.pool_of(study.pool_csv, SCHEMA)) == []
+    assert stored_fits.attach_fitted(study, engine_objects.pool_of(study.pool_csv, SCHEMA)) == []
     lazy = _select(study)  # fitted in-process on first use
 
     (row,) = method_fitting.fits_queue(study=study)
@@ -237,7 +237,7 @@ def test_a_current_format_blob_that_no_longer_loads_is_marked_failed_and_requeue
         state=FittedMethod.State.DONE,
         blob=moved,
     )
-    engine.clear_cache()
+    worker_cache.clear_cache()
     assert len(_select(study)) == 2  # recourses all the same
     row.refresh_from_db()
     assert row.state == FittedMethod.State.FAILED and "does not load" in row.message

@@ -98,9 +98,9 @@ def test_a_task_waiting_for_a_fit_shows_signs_of_life(study: Study, monkeypatch:
     p = _waiting(study)
     before = timezone.now() - dt.timedelta(minutes=5)
     Participant.objects.filter(pk=p.pk).update(generation_queued_at=before)
-    from studyapp.generation import engine
+    from studyapp.generation import worker_cache
 
-    monkeypatch.setattr(engine, "generators_for", lambda *a: ({}, ["wachter"]))
+    monkeypatch.setattr(worker_cache, "generators_for", lambda *a: ({}, ["wachter"]))
     with pytest.raises(services.FitPending):
         services.recourses_generate(participant_id=p.pk)
     p.refresh_from_db()

@@ -11,7 +11,7 @@ from django.db import OperationalError
 from django.test import Client
 
 from studyapp.config.celery_app import app as celery_app
-from studyapp.generation import engine
+from studyapp.generation import worker_cache
 from studyapp.generation.tasks import generate_recourses
 from studyapp.models import Participant, Study
 from tests.studyapp.conftest import start
@@ -41,7 +41,7 @@ def _eager_retries() -> Iterator[None]:
 
 def _flaky(monkeypatch: Any, failures: int) -> list[int]:
     calls: list[int] = []
-    real = engine.pool_index_for
+    real = worker_cache.pool_index_for
 
     def pool_index_for(study: Study) -> Any:
         calls.append(1)
@@ -49,7 +49,7 @@ def _flaky(monkeypatch: Any, failures: int) -> list[int]:
             raise OperationalError("database is locked")
         return real(study)
 
-    monkeypatch.setattr(engine, "pool_index_for", pool_index_for)
+    monkeypatch.setattr(worker_cache, "pool_index_for", pool_index_for)
     monkeypatch.setattr(generate_recourses, "retry_backoff", False)
     return calls
 

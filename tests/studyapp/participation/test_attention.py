@@ -11,7 +11,7 @@ from django.test import Client
 
 from studyapp.models import Evaluation, Participant, Profile, Recourse, Study
 from studyapp.participation import attention
-from studyapp.participation.bots import Bot
+from studyapp.simulation.bots import Bot
 from tests.studyapp.conftest import PROFILE, Walker, start
 
 S = Participant.State

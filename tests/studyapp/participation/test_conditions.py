@@ -11,7 +11,7 @@ from django.test import Client
 from django.utils import timezone
 
 from studyapp.models import Condition, Participant, Quota, Study
-from studyapp.participation import services
+from studyapp.participation import flow, services
 from tests.studyapp.conftest import ELIGIBLE, start
 
 S = Participant.State
@@ -25,7 +25,8 @@ def _conditions(study: Study, *names: str, designs: dict[str, str] | None = None
 
 
 def _arrive(study: Study, n: int) -> list[Participant]:
-    return [services.participant_start(study=study) for _ in range(n)]
+    first = flow.first_state(study)
+    return [services.participant_start(study=study, state=first) for _ in range(n)]
 
 
 def test_without_conditions_assigns_blank(study: Study) -> None:

@@ -12,27 +12,32 @@ from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils import timezone
 
+from studyapp.definition.errors import ConfigError
 from studyapp.export import tables
 from studyapp.models import Participant, Study
 from studyapp.participation import release
-from studyapp.studies import duplicate, monitor, updates
-from studyapp.studies.release_settings import (
-    ReleaseSettings,
-    ReleaseSettingsError,
-    study_set_release,
-)
+from studyapp.studies import carloan, duplicate, monitor, pool_collection, updates
 from tests.studyapp.conftest import Walker, make_study, start
 
 S = Participant.State
-DAYS = ReleaseSettings(
-    mode="delayed", release_after_days=14, reminder_every_days=3, return_deadline_days=7
-)
+#: a whole schedule: the settings a change leaves out keep their defaults
+SCHEDULE = {
+    "release_mode": "immediate", "release_at": None, "release_after_days": None,
+    "reminder_every_days": 0, "max_reminders": 2, "return_deadline_days": 14,
+}  # fmt: skip
+DAYS = {
+    "release_mode": "delayed", "release_after_days": 14, "reminder_every_days": 3,
+    "return_deadline_days": 7,
+}  # fmt: skip
+
+
+def _schedule(study: Study, **settings: object) -> Study:
+    return updates.study_update(study=study, changes={**SCHEDULE, **settings})
 
 
 @pytest.fixture
 def delayed(transactional_db: None, eager: None) -> Study:
-    study = make_study(slug="delayed")
-    return study_set_release(study=study, settings=DAYS, now=timezone.now())
+    return _schedule(make_study(slug="delayed"), **DAYS)
 
 
 def _submitted(study: Study) -> Walker:
@@ -113,9 +118,7 @@ def test_the_deadline_closes_the_second_session(delayed: Study) -> None:
 
 def test_a_fixed_date_releases_everyone_submitted_before_it(delayed: Study) -> None:
     at = timezone.now() + timedelta(days=10)
-    study_set_release(
-        study=delayed, settings=ReleaseSettings(mode="delayed", release_at=at), now=timezone.now()
-    )
+    _schedule(delayed, release_mode="delayed", release_at=at)
     first, second = _submitted(delayed), _submitted(delayed)
     assert first.participant.release_due_at == at == second.participant.release_due_at
     assert monitor.study_monitor(delayed)["release"]["waiting"] == 2
@@ -126,36 +129,46 @@ def test_a_fixed_date_releases_everyone_submitted_before_it(delayed: Study) -> N
 
 def test_a_release_date_in_the_past_is_refused_and_nothing_changes(delayed: Study) -> None:
     before = Study.objects.values().get(pk=delayed.pk)
-    now = datetime(2030, 5, 1, 12, 0, tzinfo=UTC)
-    past = ReleaseSettings(mode="delayed", release_at=now - timedelta(hours=1))
-    with pytest.raises(ReleaseSettingsError, match="release date 2030-05-01 11:00 is in the past"):
-        study_set_release(study=delayed, settings=past, now=now)
+    past = (timezone.now() - timedelta(hours=1)).replace(second=0, microsecond=0)
+    with pytest.raises(ConfigError, match=f"release date {past:%Y-%m-%d %H:%M} is in the past"):
+        _schedule(delayed, release_mode="delayed", release_at=past)
     assert Study.objects.values().get(pk=delayed.pk) == before
 
 
 @pytest.mark.parametrize(
     ("settings", "field"),
     [
-        (ReleaseSettings(mode="delayed"), "release_at"),
+        ({"release_mode": "delayed"}, "release_at"),
         (
-            ReleaseSettings(
-                mode="delayed",
-                release_at=datetime(2099, 1, 1, tzinfo=UTC),
-                release_after_days=3,
-            ),
+            {
+                "release_mode": "delayed",
+                "release_at": datetime(2099, 1, 1, tzinfo=UTC),
+                "release_after_days": 3,
+            },
             "release_after_days",
         ),
-        (ReleaseSettings(mode="delayed", release_after_days=3, return_deadline_days=0), "return_deadline_days"),
-        (ReleaseSettings(mode="delayed", release_after_days=3, reminder_every_days=20), "reminder_every_days"),
-        (ReleaseSettings(mode="later"), "release_mode"),
+        ({"release_mode": "delayed", "release_after_days": 3, "return_deadline_days": 0}, "return_deadline_days"),
+        ({"release_mode": "delayed", "release_after_days": 3, "reminder_every_days": 20}, "reminder_every_days"),
+        ({"release_mode": "delayed", "release_at": datetime(2099, 1, 1)}, "release_at"),  # no zone
+        ({"release_mode": "later"}, "release_mode"),
     ],
 )  # fmt: skip
-def test_bad_schedules_are_refused(delayed: Study, settings: ReleaseSettings, field: str) -> None:
+def test_bad_schedules_are_refused(delayed: Study, settings: dict[str, object], field: str) -> None:
     before = Study.objects.values().get(pk=delayed.pk)
-    with pytest.raises(ReleaseSettingsError) as err:
-        study_set_release(study=delayed, settings=settings, now=timezone.now())
-    assert field in err.value.problems
+    with pytest.raises(ConfigError) as err:
+        _schedule(delayed, **settings)
+    assert field in err.value.by_field()
     assert Study.objects.values().get(pk=delayed.pk) == before
+
+
+def test_a_pool_collection_study_cannot_be_delayed(transactional_db: None) -> None:
+    survey = pool_collection.pool_collection_study_create(
+        slug="survey", title="Survey", schema=carloan.carloan_schema_dict()
+    )
+    before = Study.objects.values().get(pk=survey.pk)
+    with pytest.raises(ConfigError, match="release_mode: only a recourse study can release"):
+        _schedule(survey, **DAYS)
+    assert Study.objects.values().get(pk=survey.pk) == before
 
 
 def test_a_bad_address_is_refused_and_nothing_stored(delayed: Study) -> None:
@@ -241,12 +254,9 @@ def test_those_still_waiting_follow_a_changed_schedule(delayed: Study) -> None:
     release.tick(now=released.participant.release_due_at)  # both due then: both released
     later = _submitted(delayed)
     at = timezone.now() + timedelta(days=30)
-    study_set_release(
-        study=delayed, settings=ReleaseSettings(mode="delayed", release_at=at), now=timezone.now()
-    )
+    _schedule(delayed, release_mode="delayed", release_at=at)
     assert later.participant.release_due_at == at
     assert waiting.participant.released_at is not None  # released ones stay released
-    days = ReleaseSettings(mode="delayed", release_after_days=2)
-    study_set_release(study=delayed, settings=days, now=timezone.now())
+    _schedule(delayed, release_mode="delayed", release_after_days=2)
     p = later.participant
     assert p.release_due_at == p.submitted_at + timedelta(days=2)

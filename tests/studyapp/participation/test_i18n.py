@@ -23,18 +23,24 @@ from tests.studyapp.conftest import DESIGN, ELIGIBLE, PROFILE, Walker, start
 
 ROOT = Path(settings.BASE_DIR)
 LOCALE = ROOT / "studyapp" / "locale" / "ja" / "LC_MESSAGES"
-#: the participant-facing sources whose strings the catalogue must translate
+#: the participant-facing sources whose strings the catalogue must translate (under studyapp/)
 SOURCES = [
-    "forms",
-    "pages",
-    "views",
-    "services",
-    "recruitment",
-    "withdrawal",
-    "attention",
-    "assignment",
-    "questionnaire",
-    "question_forms",
+    *(
+        f"participation/{name}"
+        for name in (
+            "forms",
+            "pages",
+            "views",
+            "services",
+            "recruitment",
+            "withdrawal",
+            "attention",
+            "assignment",
+            "questionnaire",
+            "question_forms",
+        )
+    ),
+    "definition/outcomes",  # the end pages' texts
 ]
 _PLACEHOLDER = re.compile(r"%\(\w+\)s|\{\w+\}")
 
@@ -51,7 +57,7 @@ def test_committed_mo_matches_the_po(tmp_path: Path) -> None:
     po.save_as_mofile(str(tmp_path / "fresh.mo"))
     assert _catalogue(LOCALE / "django.mo") == _catalogue(tmp_path / "fresh.mo"), (
         "locale/ja/LC_MESSAGES/django.mo is stale: run "
-        "`.venv/bin/python manage.py compilemessages -l ja` and commit it"
+        "`scripts/compilemessages` and commit it"
     )
 
 
@@ -73,9 +79,8 @@ def test_every_msgid_in_the_sources_is_in_the_catalogue(tmp_path: Path, monkeypa
     strings: test_jinja_pages.py)."""
     (tmp_path / "studyapp").mkdir()
     for name in SOURCES:
-        shutil.copy(
-            ROOT / "studyapp" / "participation" / f"{name}.py", tmp_path / "studyapp" / f"{name}.py"
-        )
+        copy = tmp_path / "studyapp" / f"{name.replace('/', '_')}.py"
+        shutil.copy(ROOT / "studyapp" / f"{name}.py", copy)
     (tmp_path / "locale").mkdir()
     monkeypatch.chdir(tmp_path)
     with override_settings(LOCALE_PATHS=[str(tmp_path / "locale")]):

@@ -22,9 +22,10 @@ from django.utils.safestring import mark_safe
 from django.utils.translation import gettext_lazy
 
 from recourse_engine import carloan_schema
+from studyapp.definition import outcomes
+from studyapp.definition.questions import Question
 from studyapp.participation import forms
 from studyapp.participation.question_forms import question_fields
-from studyapp.studies.questions import Question
 
 ROOT = Path(settings.BASE_DIR)
 TEMPLATES = ROOT / "studyapp" / "jinja2"
@@ -37,13 +38,17 @@ def _env() -> Any:
 
 
 def _template_msgids() -> dict[str, list[str]]:
-    """msgid -> the templates using it (jinja2's own extraction of _() and gettext())."""
+    """msgid -> the templates using it (jinja2's own extraction of _() and gettext()), with
+    the outcome table's texts, which the end page translates."""
     env, found = _env(), {}
     for path in sorted(TEMPLATES.rglob("*.html")):
         for _line, _func, message in env.extract_translations(path.read_text()):
             for msgid in message if isinstance(message, tuple) else (message,):
                 if msgid:
                     found.setdefault(msgid, []).append(path.name)
+    for ending in outcomes.ENDINGS:
+        for msgid in (ending.title, ending.heading, ending.text, ending.code_label):
+            found.setdefault(msgid, []).append(f"end.html ({ending.state})")
     return found
 
 
@@ -52,7 +57,7 @@ def test_every_template_string_is_in_the_japanese_catalogue() -> None:
     assert len(found) > 60 and "Plan %(position)s of %(total)s" in found
     catalogue = {e.msgid: e.msgstr for e in polib.pofile(str(PO))}
     missing = {m: where for m, where in found.items() if not catalogue.get(m)}
-    assert not missing, f"not in locale/ja (add them to django.po, compilemessages): {missing}"
+    assert not missing, f"not in locale/ja (add them to django.po, scripts/compilemessages): {missing}"
 
 
 def test_placeholders_are_filled_as_blocktranslate_filled_them() -> None:

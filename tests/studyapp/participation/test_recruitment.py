@@ -10,6 +10,7 @@ import pytest
 from django.test import Client
 
 from studyapp.models import Participant, Quota, Study
+from studyapp.participation import flow
 from studyapp.participation import services as flow_services
 from studyapp.studies import services as study_services
 from tests.studyapp.conftest import ELIGIBLE, PROFILE, Walker, start
@@ -88,8 +89,9 @@ def test_start_on_a_closed_study(client: Client, study: Study) -> None:
 
 
 def test_double_start_in_one_transaction_resumes(study: Study) -> None:
-    first = flow_services.participant_start(study=study, recruitment_id="dup-1")
-    again = flow_services.participant_start(study=study, recruitment_id="dup-1")
+    first_page = flow.first_state(study)
+    first = flow_services.participant_start(study=study, state=first_page, recruitment_id="dup-1")
+    again = flow_services.participant_start(study=study, state=first_page, recruitment_id="dup-1")
     assert again.pk == first.pk and Participant.objects.count() == 1
 
 

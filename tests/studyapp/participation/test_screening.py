@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from recourse_engine import carloan_schema
-from studyapp.participation import screening
+from studyapp.definition import screening
 
 QS = screening.questions(carloan_schema().to_dict())
 BASE = {"age": 30, "gender": 2, "occupation": 1, "income": 4, "car_purchase": 1, "loans": [8]}

@@ -19,7 +19,7 @@ from studyapp.export import export_zip_stream
 from studyapp.generation import services as generation
 from studyapp.models import PageVisit, Participant, Quota, Study
 from studyapp.participation import assignment, preview, waiting
-from studyapp.participation.bots import Bot
+from studyapp.simulation.bots import Bot
 from studyapp.studies import updates
 from tests.studyapp.conftest import ELIGIBLE, PROFILE, Walker, make_study, start
 
@@ -107,7 +107,7 @@ def test_consent_needs_the_box_unless_declined(walker: Walker) -> None:
 
 # --- researcher-defined items -------------------------------------------------------------------
 def test_bad_settings_for_items_are_refused_by_path(transactional_db: Any) -> None:
-    from studyapp.studies.errors import ConfigError
+    from studyapp.definition.errors import ConfigError
 
     study = make_study(state="draft")
     cases = [

@@ -10,20 +10,20 @@ from typing import Any
 import pytest
 
 from recourse_engine import carloan_schema
-from studyapp.models import OUTCOMES, default_outcome_codes
-from studyapp.participation import screening
-from studyapp.studies import config, updates
-from studyapp.studies.config_schema import editor_schema, setting_json_schema
-from studyapp.studies.errors import ConfigError
+from studyapp.definition import screening, study_config
+from studyapp.definition.errors import ConfigError
+from studyapp.definition.json_schema import editor_schema, setting_json_schema
+from studyapp.models import CODED, default_outcome_codes
+from studyapp.studies import updates
 
 QUESTIONS = screening.questions(carloan_schema().to_dict())
 BLUE = {"key": "blue", "prompt": "Choose Blue.", "options": ["Red", "Blue"], "answer": 2,
         "page": "profile"}  # fmt: skip
 
 
-def _check(**settings: Any) -> config.StudyConfig:
+def _check(**settings: Any) -> study_config.StudyConfig:
     data = {"title": "T", "outcome_codes": default_outcome_codes(), **settings}
-    return config.config_validate(data, screening=QUESTIONS, has_model_blob=False)
+    return study_config.config_validate(data, screening=QUESTIONS, has_model_blob=False)
 
 
 def _problems(**settings: Any) -> list[str]:
@@ -120,31 +120,31 @@ def test_problems_group_under_their_setting() -> None:
     fields = exc.value.by_field()
     assert set(fields) == {"design", "texts"}  # the quota rule runs once the fields are valid
     assert fields["texts"] == ["texts.ja.x: unknown field; expected one of: " + ", ".join(
-        config.TEXT_KEYS)]  # fmt: skip
+        study_config.TEXT_KEYS)]  # fmt: skip
 
 
 def test_context_rules_only_with_the_study() -> None:
     data = {"title": "T", "outcome_codes": default_outcome_codes(), "decision_model": "uploaded",
             "eligibility": {"anything": [1]}}  # fmt: skip
-    assert config.config_validate(data).decision_model == "uploaded"
+    assert study_config.config_validate(data).decision_model == "uploaded"
     with pytest.raises(ConfigError, match="no model file stored"):
-        config.config_validate(data, has_model_blob=False)
-    assert config.config_validate({**data, "eligibility": {}}, has_model_blob=True)
+        study_config.config_validate(data, has_model_blob=False)
+    assert study_config.config_validate({**data, "eligibility": {}}, has_model_blob=True)
 
 
 def test_every_setting_is_either_draft_only_or_always() -> None:
-    assert sorted(updates.DRAFT_ONLY + updates.ALWAYS) == sorted(config.SETTINGS)
+    assert sorted(updates.DRAFT_ONLY + updates.ALWAYS) == sorted(study_config.SETTINGS)
     assert not set(updates.DRAFT_ONLY) & set(updates.ALWAYS)
-    assert tuple(config.OutcomeCodes.model_fields) == OUTCOMES
+    assert tuple(study_config.OutcomeCodes.model_fields) == CODED
 
 
 def test_the_editor_schema_is_the_models() -> None:
     texts = editor_schema("texts")
-    assert list(texts["properties"]) == list(config.LANGUAGES)
-    assert tuple(texts["properties"]["ja"]["properties"]) == config.TEXT_KEYS
+    assert list(texts["properties"]) == list(study_config.LANGUAGES)
+    assert tuple(texts["properties"]["ja"]["properties"]) == study_config.TEXT_KEYS
     assert texts["properties"]["ja"]["properties"]["consent"]["widget"] == "textarea"
     codes = editor_schema("outcome_codes")
-    assert tuple(codes["properties"]) == OUTCOMES
+    assert tuple(codes["properties"]) == CODED
     assert codes["properties"]["completed"]["required"] == ["code"]
     checks = editor_schema("attention_checks")
     assert checks["type"] == "array"

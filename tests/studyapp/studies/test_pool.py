@@ -9,9 +9,9 @@ import pandas as pd
 import pytest
 
 from recourse_engine import synth_pool
-from studyapp.generation import engine
+from studyapp.definition import engine_objects
+from studyapp.definition.errors import StudyError
 from studyapp.studies import pool
-from studyapp.studies.errors import StudyError
 from tests.studyapp.conftest import SCHEMA, make_study
 from tests.studyapp.console.conftest import pool_bytes
 
@@ -37,7 +37,8 @@ def test_good_file_counts_and_distributions() -> None:
         }
     stored = pd.read_csv(__import__("io").StringIO(p.csv_text), dtype={"id": str})
     assert (
-        list(stored["id"]) == list(frame["id"]) and len(engine.pool_of(p.csv_text, SCHEMA)) == 300
+        list(stored["id"]) == list(frame["id"])
+        and len(engine_objects.pool_of(p.csv_text, SCHEMA)) == 300
     )
     assert p.to_dict()["distributions"]["education"]["1"] == int((frame["education"] == 1).sum())
 
@@ -125,7 +126,7 @@ def test_replace_pool_good_and_bad(transactional_db: Any) -> None:
     p = pool.study_replace_pool(study=study, data=pool_bytes(40))
     assert p.ok
     study.refresh_from_db()
-    assert study.pool_rows == 40 and study.pool_hash == engine.pool_csv_hash(study.pool_csv)
+    assert study.pool_rows == 40 and study.pool_hash == engine_objects.pool_csv_hash(study.pool_csv)
     assert study.pool_hash != before[1]
 
 

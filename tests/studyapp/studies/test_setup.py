@@ -18,10 +18,11 @@ from recourse_engine import (
     synth_pool,
     train_sklearn_model,
 )
-from studyapp.generation import engine
+from studyapp.definition import engine_objects
+from studyapp.definition.errors import StudyError
+from studyapp.generation import worker_cache
 from studyapp.models import Condition, Quota, Study
 from studyapp.studies import carloan, duplicate, pool, services, study_setup, updates
-from studyapp.studies.errors import StudyError
 from tests.studyapp.console.conftest import pool_bytes, researcher
 
 
@@ -162,9 +163,9 @@ def test_uploaded_model_checked_against_schema(owner: Any, tmp_path: Path) -> No
     updates.study_set_decision_model(study=study, name="uploaded", blob=path.read_bytes())
     study.refresh_from_db()
     assert study.decision_model == "uploaded"
-    loaded = engine.study_model(study)
+    loaded = engine_objects.study_model(study)
     assert loaded.schema_hash == schema.hash()
-    _, index = engine.pool_index_for(study)
+    _, index = worker_cache.pool_index_for(study)
     assert index is not None
 
     other = schema.to_dict()

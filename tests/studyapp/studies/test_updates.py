@@ -8,9 +8,9 @@ from typing import Any
 
 import pytest
 
+from studyapp.definition.errors import ConfigError, StudyFrozen
 from studyapp.models import Study
 from studyapp.studies import carloan, services, updates
-from studyapp.studies.errors import ConfigError, StudyFrozen
 
 
 @pytest.fixture

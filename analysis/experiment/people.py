@@ -1,0 +1,75 @@
+"""A 95% interval for the after − before change of the segregation indices from a bootstrap
+over *people* within each run, for when there are too few runs for a bootstrap over runs.
+
+Each resample draws n people with replacement from the run's population; the same draw is
+used before and after recourse (the change is paired person by person), and the original
+population's minority, ε and K-Means neighbourhoods are kept, as for the reported indices.
+So a resample's indices are exactly those `indices_under(X[idx], groups[idx], settings,
+origin=origin)` would give (the test checks this draw by draw), but each catalogue index is
+computed from the resamples' multiplicities at once, by its `resampled` computation
+(`analysis.segregation.resampled`).
+
+The interval for the mean change over R runs: the b-th resample of every run is averaged
+over runs, and the 2.5% and 97.5% quantiles of those B means are taken. It measures how much
+the change depends on which people happen to be in the population, with each run's decision
+model and counterfactuals held fixed; it is not a run-to-run interval (`paired.interval`
+gives that from 10 runs).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from analysis.segregation.catalogue import CATALOGUE
+from analysis.segregation.indices import IndexResult
+from analysis.segregation.inputs import split_groups
+from analysis.segregation.resampled import Resamples
+from analysis.segregation.settings_indices import IndexSettings
+
+
+@dataclass(frozen=True)
+class PeopleDraws:
+    """B resamples of n people: `idx` (B, n) the drawn rows, `counts` (B, n) multiplicities."""
+
+    idx: np.ndarray
+    counts: np.ndarray
+
+    @classmethod
+    def draw(cls, n: int, resamples: int, seed: int) -> PeopleDraws:
+        rng = np.random.default_rng([seed, 15])
+        idx = rng.integers(0, n, size=(resamples, n))
+        counts = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
+        return cls(idx, counts)
+
+
+def resampled_indices(
+    X: np.ndarray,
+    groups: np.ndarray,
+    settings: IndexSettings,
+    origin: IndexResult,
+    draws: PeopleDraws,
+) -> np.ndarray:
+    """(B, k): every catalogue index of every resample of X, columns in the catalogue's order."""
+    is_min, _ = split_groups(groups, origin.minority)
+    rs = Resamples(
+        np.asarray(X, dtype=np.float64),
+        is_min,
+        draws.idx,
+        draws.counts,
+        origin.eps,
+        origin.kmeans,
+        settings.eps_comparison,
+        settings.published_centralization,
+    )
+    return np.column_stack([ix.resampled(rs) for ix in CATALOGUE.values()])
+
+
+def people_interval(per_run: list[np.ndarray], level: float = 0.95) -> tuple[float, float]:
+    """Percentile interval of the mean over runs of the b-th resampled change (each array:
+    one run's B changes of one index)."""
+    means = np.mean(np.stack(per_run), axis=0)
+    a = (1 - level) / 2
+    lo, hi = np.quantile(means, [a, 1 - a])
+    return float(lo), float(hi)
