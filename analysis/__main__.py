@@ -14,7 +14,7 @@ import importlib
 import sys
 
 from analysis.cli import COMMANDS, module_of
-from recourse_engine.cli_convention import prog
+from recourse_engine.cli_convention import ArgumentParser, prog
 
 DESCRIPTION = """Statistics of a study export and of recourse methods.
 
@@ -33,7 +33,7 @@ EPILOG = """examples:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog=prog("analysis"),
         description=DESCRIPTION,
         epilog=EPILOG,

@@ -244,7 +244,6 @@ _ALL = (
     Column("flag_reason", "string", "why the case was flagged"),
     Column("started_at", "datetime", "time the participant opened the study link", ISO_UTC),
     Column("finished_at", "datetime", "time the participation ended", ISO_UTC),
-    Column("submitted_at", "datetime", "delayed release: profile submitted (else empty)", ISO_UTC),
     Column("released_at", "datetime", "delayed release: plans released (else empty)", ISO_UTC),
     Column(
         "returned_at", "datetime", "delayed release: second session began (else empty)", ISO_UTC
@@ -291,8 +290,37 @@ _ALL = (
     Column("views", "integer", "times the page was shown (reloads included)", ">=1"),
     Column("timeout", "integer", "the page submitted itself when its time-out expired", "0; 1"),
 )
-#: every fixed column of every file by name; a name means the same in each file it is in
-COLUMNS: dict[str, Column] = {c.name: c for c in _ALL}
+
+
+def _by_name(columns: Iterable[Column]) -> dict[str, Column]:
+    """Columns by name, each declared once: a second declaration would silently replace the
+    first in a name-keyed dict (and give one file's column another file's description)."""
+    out: dict[str, Column] = {}
+    for col in columns:
+        if col.name in out:
+            raise ValueError(f"column {col.name!r} is declared twice; give the file's own in OWN")
+        out[col.name] = col
+    return out
+
+
+#: every fixed column by name, as it is in each file that has it unless OWN says otherwise
+COLUMNS: dict[str, Column] = _by_name(_ALL)
+#: a file's own column where one name means another thing there (file stem -> name -> column)
+OWN: dict[str, dict[str, Column]] = {
+    "participants": {
+        "submitted_at": Column(
+            "submitted_at", "datetime", "delayed release: profile submitted (else empty)", ISO_UTC
+        ),
+    },
+}
+
+
+def column(file: str, name: str) -> Column:
+    """The column `name` of `file` (`participants`, or `participants.csv`): the file's own
+    where it has one, else the shared one. KeyError when the contract has no such column."""
+    own = OWN.get(file.removesuffix(".csv").removesuffix(".parquet"), {})
+    return own[name] if name in own else COLUMNS[name]
+
 
 #: free text and panel ids leave only when asked for
 TEXT_COLUMNS = ("acceptance_why", "action_why")

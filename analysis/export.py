@@ -24,6 +24,7 @@ import pandas as pd
 from analysis import contract as c
 from analysis.csv_safety import restore
 from recourse_engine import FeatureSchema, SchemaError, load_schema
+from recourse_engine.csv_table import RaggedCsvError, read_csv_table
 
 
 class ExportError(ValueError):
@@ -58,8 +59,10 @@ def _read_table(directory: Path, stem: str) -> tuple[pd.DataFrame, str]:
     csv, parquet = directory / f"{stem}.csv", directory / f"{stem}.parquet"
     if csv.exists():
         try:
-            frame = pd.read_csv(csv, dtype=dict.fromkeys(c.IDENTIFIERS, str))
+            frame = read_csv_table(csv, dtype=dict.fromkeys(c.IDENTIFIERS, str))
             return restore(frame), csv.name  # the text as typed (see analysis.csv_safety)
+        except RaggedCsvError as exc:
+            raise ExportError(str(exc)) from None
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise ExportError(f"{csv.name}: cannot parse CSV ({exc})") from exc
         except pd.errors.EmptyDataError:
@@ -74,6 +77,17 @@ def _read_table(directory: Path, stem: str) -> tuple[pd.DataFrame, str]:
                 frame[col] = frame[col].astype(str)
         return frame, parquet.name
     raise ExportError(f"neither {stem}.csv nor {stem}.parquet found")
+
+
+def negative_distance(frame: pd.DataFrame, name: str) -> str | None:
+    """The one rule for the contract's distance columns in any table that has them (an
+    export's or a plain CSV's): no distance is negative. The message, or None."""
+    for col in c.DISTANCE_COLUMNS:
+        if col in frame.columns:
+            bad = (pd.to_numeric(frame[col], errors="coerce") < 0).to_numpy()
+            if bad.any():
+                return f"{name}: row {_first_bad(bad)}, column {col!r}: negative distance"
+    return None
 
 
 def _first_bad(mask: np.ndarray) -> int:
@@ -119,11 +133,12 @@ def _check_evaluations(ev: pd.DataFrame, name: str) -> pd.DataFrame:
             )
         ev[col] = v.astype(int)
     for col in c.DISTANCE_COLUMNS:
-        v = _numeric(ev, name, col)
-        bad = (v < 0).to_numpy()
-        if bad.any():
-            raise ExportError(f"{name}: row {_first_bad(bad)}, column {col!r}: negative distance")
-        ev[col] = v.astype(float)
+        ev[col] = _numeric(ev, name, col)
+    problem = negative_distance(ev, name)
+    if problem:
+        raise ExportError(problem)
+    for col in c.DISTANCE_COLUMNS:
+        ev[col] = ev[col].astype(float)
     v = _numeric(ev, name, "any_impossible")
     bad = ~v.isin([0, 1]).to_numpy()
     if bad.any():

@@ -29,6 +29,7 @@ import pandas as pd
 
 from analysis import contract as c
 from analysis.export import ExportError, StudyExport, load_export
+from recourse_engine.csv_table import read_csv_table
 
 R_SCRIPT = "analysis.R"
 #: the files write_r_data writes
@@ -64,13 +65,13 @@ def read_codebook(path: str | Path) -> pd.DataFrame:
         book = p / c.CODEBOOK
         if not book.is_file():
             raise ExportError(f"{p}: no {c.CODEBOOK}; the labels come from it")
-        return pd.read_csv(book, dtype=str, keep_default_na=False)
+        return read_csv_table(book, dtype=str, keep_default_na=False)
     with zipfile.ZipFile(p) as zf:
         names = [n for n in zf.namelist() if Path(n).name == c.CODEBOOK]
         if not names:
             raise ExportError(f"{p}: the ZIP holds no {c.CODEBOOK}; the labels come from it")
         with zf.open(names[0]) as fh:
-            return pd.read_csv(fh, dtype=str, keep_default_na=False)
+            return pd.read_csv(fh, dtype=str, keep_default_na=False, index_col=False)
 
 
 def column_labels(codebook: pd.DataFrame, file: str) -> tuple[dict, dict]:

@@ -18,6 +18,7 @@ import pandas as pd
 from tqdm import tqdm
 
 from .cli_convention import (
+    ArgumentParser,
     OutFolderError,
     add_command,
     check_out_folder,
@@ -190,7 +191,7 @@ written."""
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog=prog("recourse_engine"), description=DESCRIPTION)
+    parser = ArgumentParser(prog=prog("recourse_engine"), description=DESCRIPTION)
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     s = add_command(

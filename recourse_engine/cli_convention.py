@@ -3,9 +3,11 @@ recourse_engine` / `python -m analysis`):
 
 * `--out DIR` is always a folder: created when missing (its parent must exist), the command
   writes its files under fixed names inside it and prints what it wrote;
-* `--no-progress` turns the progress bars off (they are drawn only on a terminal anyway);
+* `--no-progress` is accepted by every command and turns its progress bars off; without it
+  bars are drawn only on a terminal (tqdm's own `disable=None`), so a log gets no bar lines;
 * bad input ends the command with one `error:` line on stderr, exit status 2, and nothing
-  written.
+  written: argparse's own errors too (`ArgumentParser` replaces its usage block by one line
+  naming the problem and pointing at `--help`).
 
 Shared here so that the engine's command line and the analysis's cannot drift apart (the
 analysis may import the engine, never the other way round).
@@ -19,10 +21,30 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 #: suffixes that show an `--out` value was meant as a file name (the old convention)
 FILE_SUFFIXES = (".csv", ".json", ".joblib", ".pt", ".md", ".html", ".png", ".txt")
+
+
+def usage_error(prog: str, message: str) -> str:
+    """The one line that ends a command given bad arguments (its usage stays in `--help`)."""
+    return f"error: {message} (see {prog} --help)"
+
+
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse's parser whose errors are one `error:` line and exit status 2, like every
+    other bad input; its sub-command parsers are of this class too."""
+
+    def error(self, message: str) -> NoReturn:
+        sys.stderr.write(usage_error(self.prog, message) + "\n")
+        sys.exit(2)
+
+
+def bar_switch(no_progress: bool) -> bool | None:
+    """tqdm's `disable` for a command's bars: off with `--no-progress`, else None (drawn only
+    on a terminal, so a log gets no bar lines)."""
+    return True if no_progress else None
 
 
 class OutFolderError(ValueError):
@@ -49,10 +71,17 @@ def add_out_folder(parser: argparse.ArgumentParser, writes: str, required: bool 
     )
 
 
-def add_progress_flag(parser: argparse.ArgumentParser, legacy_quiet: bool = False) -> None:
-    """`--no-progress` (and, where a command had it, `--quiet` as a hidden alias)."""
+def add_progress_flag(
+    parser: argparse.ArgumentParser, legacy_quiet: bool = False, draws: bool = True
+) -> None:
+    """`--no-progress` (and, where a command had it, `--quiet` as a hidden alias); a command
+    that `draws` no bars accepts it all the same, so that scripts can pass it to any."""
     parser.add_argument(
-        "--no-progress", action="store_true", help="no progress bars (drawn only on a terminal)"
+        "--no-progress",
+        action="store_true",
+        help="no progress bars (drawn only on a terminal)"
+        if draws
+        else "accepted by every command; this one draws no progress bars",
     )
     if legacy_quiet:
         parser.add_argument(
@@ -69,11 +98,11 @@ def add_shared_arguments(
     legacy_quiet: bool = False,
 ) -> None:
     """The convention's arguments a command has: `--out DIR` when it `writes` files (named in
-    its help), `--no-progress` when it draws `progress` bars."""
+    its help) and `--no-progress` (every command; its help says whether it draws
+    `progress` bars)."""
     if writes is not None:
         add_out_folder(parser, writes, required=out_required)
-    if progress:
-        add_progress_flag(parser, legacy_quiet=legacy_quiet)
+    add_progress_flag(parser, legacy_quiet=legacy_quiet, draws=progress)
 
 
 def add_command(

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from .csv_table import RaggedCsvError, read_csv_table
 from .schema import FeatureSchema
 
 
@@ -137,11 +138,13 @@ def read_pool_csv(path: str | Path, schema: FeatureSchema, *, require_income: bo
     """Read and validate a pool (or profiles) CSV; errors name the file, row and column."""
     path = Path(path)
     try:
-        frame = pd.read_csv(path, dtype={"id": str}, skipinitialspace=True)
+        frame = read_csv_table(path, dtype={"id": str}, skipinitialspace=True)
     except FileNotFoundError:
         raise PoolError(f"{path}: file not found") from None
     except pd.errors.EmptyDataError:
         raise PoolError(f"{path}: file is empty") from None
+    except RaggedCsvError as exc:
+        raise PoolError(str(exc)) from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise PoolError(f"{path}: cannot parse CSV ({exc})") from None
     frame.columns = [str(c).strip() for c in frame.columns]

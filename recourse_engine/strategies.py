@@ -22,6 +22,7 @@ refuses a stored fit of another format.
 
 from __future__ import annotations
 
+import importlib
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -29,7 +30,7 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Protocol
 
 from . import picks
-from .picks import PickFn, PickRequest
+from .picks import PickFn
 
 if TYPE_CHECKING:
     from .methods.base import RecourseMethod
@@ -130,88 +131,24 @@ class Strategy:
 # the heavy parts, imported on first use
 
 
-def _ebr_pick(req: PickRequest) -> list[int]:
-    from .methods.ebr.ebr_pool import ebr_strategy
+def _lazy(module: str, name: str) -> Callable[[], Any]:
+    """A loader of `module`'s `name` that imports the module only when called, so that
+    reading the table loads neither torch nor the methods."""
 
-    return ebr_strategy(req)
+    def load() -> Any:
+        return getattr(importlib.import_module(module, __package__), name)
 
-
-def _fit_ebr(
-    schema: FeatureSchema,
-    pool: Pool,
-    *,
-    progress: Callable[[int, int], None] | None = None,
-    **params: Any,
-) -> Any:
-    from .methods.ebr.ebr_pool import fit_pool_density
-
-    return fit_pool_density(schema, pool, progress=progress, **params)
+    return load
 
 
-def _ibr_pick(req: PickRequest) -> list[int]:
-    from .methods.ibr.ibr_pool import ibr_strategy
+def _lazy_call(module: str, name: str) -> Callable[..., Any]:
+    """`module`'s function `name`, imported on its first call."""
+    load = _lazy(module, name)
 
-    return ibr_strategy(req)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        return load()(*args, **kwargs)
 
-
-def _fit_ibr(
-    schema: FeatureSchema,
-    pool: Pool,
-    *,
-    progress: Callable[[int, int], None] | None = None,
-    **params: Any,
-) -> Any:
-    from .methods.ibr.ibr_pool import fit_pool_ibr
-
-    return fit_pool_ibr(schema, pool, progress=progress, **params)
-
-
-def _wachter() -> type[RecourseMethod]:
-    from .methods.wachter import Wachter
-
-    return Wachter
-
-
-def _growing_spheres() -> type[RecourseMethod]:
-    from .methods.growing_spheres import GrowingSpheres
-
-    return GrowingSpheres
-
-
-def _ebr() -> type[RecourseMethod]:
-    from .methods.ebr.ebr import EBR
-
-    return EBR
-
-
-def _ibr() -> type[RecourseMethod]:
-    from .methods.ibr.ibr import IBR
-
-    return IBR
-
-
-def _cchvae() -> type[RecourseMethod]:
-    from .methods.cchvae import CCHVAE
-
-    return CCHVAE
-
-
-def _cruds() -> type[RecourseMethod]:
-    from .methods.cruds import CRUDS
-
-    return CRUDS
-
-
-def _causal() -> type[RecourseMethod]:
-    from .methods.causal import CausalRecourse
-
-    return CausalRecourse
-
-
-def _fair_rl() -> type[RecourseMethod]:
-    from .methods.fair_rl.fair_rl import FairRL
-
-    return FairRL
+    return call
 
 
 # ---------------------------------------------------------------------------------------
@@ -240,33 +177,35 @@ _ALL = (
     Strategy(
         "wachter",
         "Wachter et al. (2017): gradient descent on approval loss plus L1 distance",
-        load_method=_wachter,
+        load_method=_lazy(".methods.wachter", "Wachter"),
         generates="wachter",
     ),
     Strategy(
         "gs",
         "Growing Spheres (Laugel et al., 2017): random search in growing layers",
-        load_method=_growing_spheres,
+        load_method=_lazy(".methods.growing_spheres", "GrowingSpheres"),
         generates="gs",
     ),
     Strategy(
         "ebr",
         "explicit balanced recourse (Gao & Lakkaraju 2023); in a design: the closest pool "
         "profile whose product of the two groups' densities passes beta",
-        _ebr_pick,
-        load_method=_ebr,
+        _lazy_call(".methods.ebr.ebr_pool", "ebr_strategy"),
+        load_method=_lazy(".methods.ebr.ebr", "EBR"),
         pool_fit=PoolFit(
-            _fit_ebr, "ebr-pool/3", "pool density has a different number of rows than the pool"
+            _lazy_call(".methods.ebr.ebr_pool", "fit_pool_density"),
+            "ebr-pool/3",
+            "pool density has a different number of rows than the pool",
         ),
     ),
     Strategy(
         "ibr",
         "implicit balanced recourse (Gao & Lakkaraju 2023); in a design: the pool profile "
         "nearest in IBR's group-blind latent space",
-        _ibr_pick,
-        load_method=_ibr,
+        _lazy_call(".methods.ibr.ibr_pool", "ibr_strategy"),
+        load_method=_lazy(".methods.ibr.ibr", "IBR"),
         pool_fit=PoolFit(
-            _fit_ibr,
+            _lazy_call(".methods.ibr.ibr_pool", "fit_pool_ibr"),
             "ibr-pool/3",
             "pool IBR was encoded on a different number of rows than the pool",
         ),
@@ -286,26 +225,26 @@ _ALL = (
     Strategy(
         "cchvae",
         "CCHVAE (Pawelczyk et al., 2020): growing spheres in a conditional VAE's latent space",
-        load_method=_cchvae,
+        load_method=_lazy(".methods.cchvae", "CCHVAE"),
         generates="cchvae",
     ),
     Strategy(
         "cruds",
         "CRUDS (Downs et al., 2020): draws from a conditional subspace VAE",
-        load_method=_cruds,
+        load_method=_lazy(".methods.cruds", "CRUDS"),
         generates="cruds",
     ),
     Strategy(
         "causal",
         "causal recourse (Karimi et al., 2020b): least interventions in an additive SCM",
-        load_method=_causal,
+        load_method=_lazy(".methods.causal", "CausalRecourse"),
         generates="causal",
     ),
     Strategy(
         "fair_rl",
         "Fair recourse for all (arXiv 2601.20449): a Soft Actor-Critic policy whose reward adds "
         "individual, group or hybrid (EE-ECR) fairness terms",
-        load_method=_fair_rl,
+        load_method=_lazy(".methods.fair_rl.fair_rl", "FairRL"),
         generates="fair_rl",
     ),
 )

@@ -40,6 +40,20 @@ def _help_requested(args: list[str]) -> bool:
     return not args or args in (["help"], ["--help"], ["-h"])
 
 
+def _unknown_command(args: list[str]) -> str | None:
+    """The one `error:` line for a command that does not exist (Django's own message is
+    two lines and exit status 1), before anything touches the database."""
+    if not args or args[0].startswith("-") or args[0] == "help" or args[0] in OWN_COMMANDS:
+        return None
+    import django
+    from django.core.management import get_commands
+
+    django.setup()
+    if args[0] in get_commands():
+        return None
+    return f"error: unknown command {args[0]!r} (see {PROG} help)"
+
+
 def _run(args: list[str]) -> int:
     from recourse_study import database, extras
 
@@ -48,6 +62,10 @@ def _run(args: list[str]) -> int:
             from recourse_study import serve
 
             return serve.main(["--help"] if args[0] == "help" else args[1:])
+        unknown = _unknown_command(args)
+        if unknown:
+            sys.stderr.write(unknown + "\n")
+            return 2
         if database.needs_database(args):
             problem = database.ensure_migrated(sys.stderr)
             if problem:

@@ -10,8 +10,9 @@ from the study's current one as stale.
 
 from __future__ import annotations
 
-from django.conf import settings
 from django.db import models
+
+from studyapp.model_fields import user_link
 
 
 class DesignCheck(models.Model):
@@ -42,25 +43,13 @@ class DesignCheck(models.Model):
     message = models.CharField(max_length=500, blank=True, default="")
     result = models.JSONField(default=dict, blank=True)
     seconds = models.FloatField(null=True, blank=True)
-    requested_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
+    requested_by = user_link()
     acknowledged = models.JSONField(
         default=list,
         blank=True,
         help_text="The warnings acknowledged at go-live: [{key, text, value, threshold}].",
     )
-    acknowledged_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="+",
-    )
+    acknowledged_by = user_link()
     acknowledged_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)

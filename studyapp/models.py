@@ -15,6 +15,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from studyapp import text_placeholders
+from studyapp.model_fields import user_link
 from studyapp.release_models import ParticipantRelease, StudyKindAndRelease
 from studyapp.versioned import Versioned
 
@@ -81,13 +82,7 @@ class Study(Versioned, StudyKindAndRelease, models.Model):
     slug = models.SlugField(unique=True, help_text="Short id used in links and exports.")
     title = models.CharField(max_length=200)
     state = models.CharField(max_length=10, choices=State.choices, default=State.DRAFT)
-    owner = models.ForeignKey(
-        settings.AUTH_USER_MODEL,
-        null=True,
-        blank=True,
-        on_delete=models.SET_NULL,
-        related_name="owned_studies",
-    )
+    owner = user_link("owned_studies")
     shared_with = models.ManyToManyField(
         settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies"
     )
@@ -483,9 +478,7 @@ class Withdrawal(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="withdrawals")
     participant_number = models.PositiveIntegerField(help_text="The participant's former id.")
     by = models.CharField(max_length=12, choices=By.choices)
-    by_user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL
-    )
+    by_user = user_link(None)
     page = models.CharField(max_length=40, blank=True, default="")
     at = models.DateTimeField(auto_now_add=True)
 

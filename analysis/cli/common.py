@@ -19,6 +19,7 @@ import pandas as pd
 
 from recourse_engine.cli_convention import OutFolderError, check_out_folder
 from recourse_engine.cli_convention import add_command as convention_command
+from recourse_engine.csv_table import RaggedCsvError, read_csv_table
 
 __all__ = [
     "CliError",
@@ -89,7 +90,9 @@ def read_csv(path: Path) -> pd.DataFrame:
     if not path.is_file():
         raise CliError(f"{path}: no such file")
     try:
-        return pd.read_csv(path)
+        return read_csv_table(path)
+    except RaggedCsvError as exc:
+        raise CliError(str(exc)) from None
     except pd.errors.EmptyDataError:
         raise CliError(f"{path}: file is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:

@@ -14,6 +14,13 @@ from typing import Any
 from analysis.cli.common import CliError, add_command, fail, out_folder
 from recourse_engine.cli import non_negative_int, positive_int
 
+#: the flags that override the preset's setting of the same name (None: the preset's)
+SETTING_FLAGS = (
+    "index_space", "scaling", "population", "train_share", "classifier", "eps_quantile",
+    "eps_pairs", "eps_comparison", "clusters", "kmeans_inits", "kmeans_seed",
+    "people_resamples", "factual_cap",
+)  # fmt: skip
+
 
 def register(subparsers: Any) -> None:
     e = add_command(
@@ -128,19 +135,7 @@ def _run(args: argparse.Namespace) -> int:
     out = out_folder(args.out)
     training = {"epochs": args.epochs, "batch": args.batch}
     settings = preset(args.preset).with_(
-        index_space=args.index_space,
-        scaling=args.scaling,
-        population=args.population,
-        train_share=args.train_share,
-        classifier=args.classifier,
-        eps_quantile=args.eps_quantile,
-        eps_pairs=args.eps_pairs,
-        eps_comparison=args.eps_comparison,
-        clusters=args.clusters,
-        kmeans_inits=args.kmeans_inits,
-        kmeans_seed=args.kmeans_seed,
-        people_resamples=args.people_resamples,
-        factual_cap=args.factual_cap,
+        **{name: getattr(args, name) for name in SETTING_FLAGS},
         replicate_defects=args.replicate_published_defects or None,
     )
     params = merge_params(settings.method_params(args.dataset), params, methods, training)

@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.cli.common import CliError, add_command, fail, out_folder, read_csv, refuse_json_flag
+from analysis.export import negative_distance
 from analysis.gamm.validate import GammInputError
 
 #: the files `gamm --out DIR` writes
@@ -38,6 +39,9 @@ def run_gamm(args: argparse.Namespace) -> int:
 
             parse_formula(args.formula)  # a bad formula is refused before the file is read
         data = read_csv(Path(args.input))
+        problem = negative_distance(data, args.input)
+        if problem:
+            raise CliError(problem)
         data.attrs["source"] = args.input
         if args.formula is not None:
             fit = fit_gamm(args.formula, data, method=args.method)

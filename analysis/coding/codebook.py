@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-import pandas as pd
+from recourse_engine.csv_table import read_csv_table
 
 _NAME = re.compile(r"^[a-z][a-z0-9_]{0,39}$")
 
@@ -55,7 +55,7 @@ class Codebook:
 
     @classmethod
     def read(cls, path: Path | str) -> Codebook:
-        frame = pd.read_csv(path, dtype=str, keep_default_na=False)
+        frame = read_csv_table(path, dtype=str, keep_default_na=False)
         if "code" not in frame.columns:
             raise CodebookError(
                 f"{path}: needs a 'code' column (and optionally definition, example)"

@@ -138,7 +138,7 @@ def report(
 ) -> str:
     """report.md from the three settings' results in `out` (`load`: the load average to
     state, by default the current one)."""
-    results = {n: pd.read_csv(out / n / "results.csv") for n in SETTINGS}
+    results = {n: pd.read_csv(out / n / "results.csv", index_col=False) for n in SETTINGS}
     load = tuple(os.getloadavg()) if load is None else tuple(load)
     meta = json.loads((out / "sound" / "settings.json").read_text())
     training = meta.get("training") or {}

@@ -409,7 +409,9 @@ def run_experiment(
     if progress:
         from tqdm import tqdm
 
-        run_iter = tqdm(run_iter, desc=f"{dataset} runs", unit="run", file=sys.stderr)
+        run_iter = tqdm(  # on a terminal only: a log gets no bar lines
+            run_iter, desc=f"{dataset} runs", unit="run", file=sys.stderr, disable=None
+        )
     people = runs < BOOTSTRAP_MIN_RUNS and st.people_resamples > 0
     per_factual: list[pd.DataFrame] = []
     draws: dict[str, list[np.ndarray]] = {}

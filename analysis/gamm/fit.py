@@ -407,13 +407,8 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
     smooth = {}
     for t in design.terms:
         if t.kind == "smooth":
-            sl = t.fixed_slice
-            res = inf.smooth_test(
-                state.beta_f[sl],
-                cp.a[sl, sl],
-                phi * state.fac.p[sl, sl],
-                min(t.n_coef, edfs[t.label][1]),
-                res_df,
+            res = inf.smooth_term_test(
+                t, state.beta_f, cp.a, state.fac.p, phi, edfs[t.label][1], res_df
             )
         elif t.kind == "random" and blocked:
             res = inf.random_effect_test_blocked(

@@ -191,6 +191,21 @@ def smooth_test(
     return TestResult(d / rank, float(rank), float(min(1.0, pval)))
 
 
+def smooth_term_test(
+    term: TermInfo,
+    beta_f: np.ndarray,
+    xtx: np.ndarray,
+    p: np.ndarray,
+    scale: float,
+    edf1: float,
+    res_df: float,
+) -> TestResult:
+    """`smooth_test` of one smooth term of a fit, so that the Gaussian and the ordinal fit
+    slice the coefficients, cross products and covariance (``scale * p``) alike."""
+    sl = term.fixed_slice
+    return smooth_test(beta_f[sl], xtx[sl, sl], scale * p[sl, sl], min(term.n_coef, edf1), res_df)
+
+
 # ---- the random-effect test (Wood 2013b) --------------------------------------------------
 
 

@@ -194,13 +194,8 @@ def fit_ordinal_gamm(
         smooth = {}
         for t in design.terms:
             if t.kind == "smooth":
-                sl = t.fixed_slice
-                tr = inf.smooth_test(
-                    st.beta_f[sl],
-                    st.cp.a[sl, sl],
-                    st.fac.p[sl, sl],
-                    min(t.n_coef, edfs[t.label][1]),
-                    -1.0,
+                tr = inf.smooth_term_test(
+                    t, st.beta_f, st.cp.a, st.fac.p, 1.0, edfs[t.label][1], -1.0
                 )
             elif t.kind == "random":
                 tr = inf.random_effect_test_blocked(
@@ -280,7 +275,7 @@ def compare_with_gaussian(evaluations, gaussian_fits, participant, basis, k, pro
     from tqdm import tqdm
 
     out = {}
-    with tqdm(gaussian_fits, desc="ordinal", unit="model", disable=not progress) as bar:
+    with tqdm(gaussian_fits, desc="ordinal", unit="model", disable=None if progress else True) as bar:
         for spec, gfit in bar:
             ofit = fit_ordinal_gamm(evaluations, spec.outcome, spec.distance, participant, basis, k)
             label = f"s({spec.distance})"

@@ -230,7 +230,8 @@ def fit_seed_models(
 
     specs = seed_models()
     fits = []
-    with tqdm(specs, desc="GAMMs", unit="model", disable=not progress) as bar:
+    # drawn on a terminal only (disable=None): a log gets no bar lines
+    with tqdm(specs, desc="GAMMs", unit="model", disable=None if progress else True) as bar:
         for spec in bar:
             bar.set_postfix_str(f"{spec.outcome} ~ s({spec.distance})")
             try:
@@ -262,7 +263,8 @@ def write_study_report(
         from analysis.gamm.fixed_gam import fit_fixed_gam
 
         fixed = {}
-        for spec, _ in tqdm(fits, desc="pygam", unit="model", disable=not progress):
+        bars = None if progress else True
+        for spec, _ in tqdm(fits, desc="pygam", unit="model", disable=bars):
             fixed[spec.name] = fit_fixed_gam(evaluations, spec.outcome, spec.distance, k)
     robustness = None
     if ordinal:

@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from ..csv_table import read_csv_table
 from ..schema import load_schema
 from .base import Dataset, DatasetError
 
@@ -98,7 +99,7 @@ def data_file(source: str) -> Path:
 
 def _read(source: str, columns: list[str]) -> pd.DataFrame:
     path = data_file(source)
-    frame = pd.read_csv(path)
+    frame = read_csv_table(path)
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise DatasetError(f"{path}: missing column(s) {', '.join(missing)}")
@@ -230,7 +231,7 @@ def compas(sensitive: str) -> Dataset:
 def adult() -> Dataset:
     """UCI Adult with sex as the sensitive attribute; y = 1 is income > 50K."""
     path = data_file("adult")
-    f = pd.read_csv(
+    f = read_csv_table(
         path, header=None, names=ADULT_COLUMNS, skipinitialspace=True, na_values="?"
     ).dropna()
     if f.empty or set(f["income"]) - {"<=50K", ">50K"}:

@@ -72,7 +72,9 @@ def minibatches(
 
         from tqdm import tqdm
 
-        epochs_iter = tqdm(epochs_iter, desc=desc, unit="epoch", file=sys.stderr, leave=False)
+        epochs_iter = tqdm(  # on a terminal only: a log gets no bar lines
+            epochs_iter, desc=desc, unit="epoch", file=sys.stderr, leave=False, disable=None
+        )
     for epoch in epochs_iter:
         order = rng.permutation(n)
         for start in range(0, n, batch):

@@ -42,15 +42,16 @@ PANEL_FIELDS = list(contract.PANEL_COLUMNS)
 _AS_COLUMN = {"id": "participant", "income_jpy": "income", "created_at": "started_at"}
 
 
-def _help(column: str) -> str:
-    """The export's description of a column, worded for any study and for a JSON value."""
-    return contract.COLUMNS[column].describe(in_file=False)
+def _help(column: str, file: str = contract.PARTICIPANTS) -> str:
+    """The export's description of a column of `file`, worded for any study and for a JSON
+    value."""
+    return contract.column(file, column).describe(in_file=False)
 
 
-def _described(fields: list[str], renamed: dict[str, str]) -> dict[str, dict[str, str]]:
-    """`extra_kwargs` giving each field that is an export column the export's description."""
+def _described(fields: list[str], renamed: dict[str, str], file: str) -> dict[str, dict[str, str]]:
+    """`extra_kwargs` giving each field that is a column of `file` the export's description."""
     return {
-        f: {"help_text": _help(renamed.get(f, f))}
+        f: {"help_text": _help(renamed.get(f, f), file)}
         for f in fields
         if renamed.get(f, f) in contract.COLUMNS
     }
@@ -63,7 +64,7 @@ class ParticipantSerializer(serializers.ModelSerializer):
         model = Participant
         fields = PARTICIPANT_FIELDS
         read_only_fields = fields
-        extra_kwargs = _described(PARTICIPANT_FIELDS, _AS_COLUMN)
+        extra_kwargs = _described(PARTICIPANT_FIELDS, _AS_COLUMN, contract.PARTICIPANTS)
 
 
 class PanelFields(serializers.Serializer):
@@ -144,7 +145,7 @@ class EvaluationSerializer(serializers.ModelSerializer):
         model = Evaluation
         fields = EVALUATION_FIELDS
         read_only_fields = fields
-        extra_kwargs = _described(EVALUATION_FIELDS, {})
+        extra_kwargs = _described(EVALUATION_FIELDS, {}, contract.EVALUATIONS)
 
 
 class EvaluationWithTextSerializer(EvaluationSerializer):

@@ -12,6 +12,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from studyapp.model_fields import user_link
 from studyapp.models import Evaluation, Study
 
 
@@ -25,9 +26,7 @@ class Code(models.Model):
     definition = models.TextField(blank=True, default="")
     example = models.TextField(blank=True, default="")
     position = models.PositiveIntegerField(default=0)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    created_by = user_link()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -48,9 +47,7 @@ class CoderAssignment(models.Model):
     coder = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="coder_assignments"
     )
-    assigned_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    assigned_by = user_link()
     assigned_at = models.DateTimeField(auto_now_add=True)
     finished_at = models.DateTimeField(null=True, blank=True)
 
@@ -95,9 +92,7 @@ class FinalCode(models.Model):
     evaluation = models.ForeignKey(Evaluation, on_delete=models.CASCADE, related_name="final_codes")
     field = models.CharField(max_length=70)
     codes = models.ManyToManyField(Code, blank=True, related_name="final_codes")
-    decided_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
+    decided_by = user_link()
     decided_at = models.DateTimeField()
     note = models.TextField(blank=True, default="")
 

@@ -203,7 +203,7 @@ class StudyChangeForm(forms.ModelForm):
         "questions",
         "Your own items: Likert, single or multiple choice, text, number, slider, attention "
         "check; on a questionnaire before the scenario (pre), after the evaluations (post), or "
-        "on every plan's page (evaluation). Exported as q_<key> with a codebook entry.",
+        "on every plan's page (evaluation). Exported as the column q_[key], with a codebook entry.",
     )
     random_item_order = _json_field(
         "random_item_order", "Pages whose items are shown in a random order (recorded)."

@@ -67,7 +67,7 @@ def codebook_frame(
             if (file, col) in added:
                 entry = added[file, col]
             elif col in c.COLUMNS:
-                entry = c.COLUMNS[col].entry(facts)
+                entry = c.column(file, col).entry(facts)
             elif col in questions:
                 entry = c.screening_entry(questions[col])
             elif col in items:

@@ -293,13 +293,14 @@ class DecisionPage(Page):
 
     def context(self) -> dict[str, Any]:
         progress = waiting.waiting_check(participant=self.participant)
-        decision = (
-            Profile.objects.filter(participant=self.participant)
-            .values_list("decision", flat=True)
-            .first()
-        )
-        visit = PageVisit.objects.filter(participant=self.participant, page=self.key).first()
-        spent = (timezone.now() - visit.entered_at).total_seconds() if visit else 0.0
+        try:  # read with the participant (`selectors.participant_get`)
+            decision = self.participant.profile.decision
+        except Profile.DoesNotExist:
+            decision = ""
+        spent = 0.0
+        if self.min_seconds:
+            visit = PageVisit.objects.filter(participant=self.participant, page=self.key).first()
+            spent = (timezone.now() - visit.entered_at).total_seconds() if visit else 0.0
         return {
             "progress": progress,
             "timeout_s": self.study.waiting_timeout_s,

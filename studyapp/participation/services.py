@@ -424,8 +424,8 @@ def decision_continue(*, participant: Participant, then: str) -> Participant:
     Continue before the study's minimum time on the page is refused and nothing is stored;
     the visit is closed with the time the participant spent on the page."""
     minimum = int((participant.study.page_min_seconds or {}).get("decision", 0) or 0)
-    entered = _entered_at(participant, "decision")
     if minimum:
+        entered = _entered_at(participant, "decision")
         seen = (timezone.now() - entered).total_seconds() if entered is not None else 0.0
         if seen < minimum:
             raise RejectedSubmission(

@@ -21,6 +21,7 @@ from __future__ import annotations
 import fcntl
 import os
 import threading
+from collections.abc import Callable
 from typing import Any
 
 from django.db import OperationalError
@@ -126,22 +127,20 @@ class CursorWrapper(base.SQLiteCursorWrapper):
     db: DatabaseWrapper
 
     def execute(self, query: str, params: Any = None) -> Any:
-        db = self.db
-        if db.writing or db.writer is None or db.in_atomic_block or not _is_write(query):
-            return super().execute(query, params)
-        db.write_begin()
-        try:
-            return super().execute(query, params)
-        finally:
-            db.write_end()
+        return self._locked(super().execute, query, params)
 
     def executemany(self, query: str, param_list: Any) -> Any:
+        return self._locked(super().executemany, query, param_list)
+
+    def _locked(self, run: Callable[[str, Any], Any], query: str, params: Any) -> Any:
+        """`run` the statement, under the writer lock when it writes outside a transaction
+        and the lock is not held yet."""
         db = self.db
         if db.writing or db.writer is None or db.in_atomic_block or not _is_write(query):
-            return super().executemany(query, param_list)
+            return run(query, params)
         db.write_begin()
         try:
-            return super().executemany(query, param_list)
+            return run(query, params)
         finally:
             db.write_end()
 

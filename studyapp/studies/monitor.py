@@ -147,6 +147,11 @@ def study_monitor(study: Study) -> dict[str, Any]:
         flagged=Count("pk", filter=Q(flagged=True)),
         last=Max("updated_at"),
     )
+    decisions = {"rejected": 0, "approved": 0, "hypothetical": 0}
+    for row in qs.values("profile__decision").annotate(n=Count("pk")).order_by():
+        if row["profile__decision"] in decisions:
+            decisions[row["profile__decision"]] = row["n"]
+    profiles = sum(decisions.values())
     durations = _seconds(qs.filter(state=S.COMPLETED), "created_at", "finished_at")
     latency = _seconds(qs, "generation_queued_at", "generation_finished_at")
     return {
@@ -164,6 +169,13 @@ def study_monitor(study: Study) -> dict[str, Any]:
             "rate": _rate(completed, started),
             "past_screening": admitted,
             "rate_past_screening": _rate(completed, admitted),
+        },
+        # the decision model's verdicts on submitted profiles: approved ones ended with the
+        # approved outcome, hypothetical ones went on under "suppose it had declined"
+        "decisions": {
+            **decisions,
+            "profiles": profiles,
+            "approval_rate": _rate(decisions["approved"] + decisions["hypothetical"], profiles),
         },
         "duration_seconds": _stats(durations),
         "recourse_latency_seconds": _stats(latency),

@@ -23,6 +23,11 @@ def files(tmp_path):
     return tmp_path, pool, prof
 
 
+def _recourses(pool: Path, prof: Path, *more: str) -> int:
+    """`recourses` on the pool and profiles, with the arguments that vary by test."""
+    return main(["recourses", "--pool", str(pool), "--profiles", str(prof), *more])
+
+
 def test_recourses_end_to_end_through_python_m(files):
     tmp, pool, prof = files
     folder = tmp / "result"
@@ -94,8 +99,7 @@ def test_bad_profiles_stop_with_a_message_and_write_nothing(files, capsys, edit,
     tmp, pool, prof = files
     edit(pd.read_csv(prof)).to_csv(prof, index=False)
     out = tmp / "r"
-    code = main(["recourses", "--pool", str(pool), "--profiles", str(prof), "--out", str(out)])
-    assert code == 2
+    assert _recourses(pool, prof, "--out", str(out)) == 2
     err = capsys.readouterr().err
     assert str(prof) in err and needle in err
     assert not out.exists()
@@ -104,63 +108,21 @@ def test_bad_profiles_stop_with_a_message_and_write_nothing(files, capsys, edit,
 
 def test_bad_arguments(files, capsys):
     tmp, pool, prof = files
-    assert (
-        main(
-            [
-                "recourses",
-                "--pool",
-                str(pool),
-                "--profiles",
-                str(prof),
-                "--design",
-                "best:1",
-                "--out",
-                str(tmp / "r"),
-            ]
-        )
-        == 2
-    )
+    assert _recourses(pool, prof, "--design", "best:1", "--out", str(tmp / "r")) == 2
     assert "unknown strategy 'best'" in capsys.readouterr().err
-    assert (
-        main(
-            [
-                "recourses",
-                "--pool",
-                str(pool),
-                "--profiles",
-                str(prof),
-                "--out",
-                str(tmp / "no" / "r"),
-            ]
-        )
-        == 2
-    )
+    assert _recourses(pool, prof, "--out", str(tmp / "no" / "r")) == 2
     assert f"folder {tmp / 'no'} does not exist" in capsys.readouterr().err
     # --out is a folder: a file name (the old convention) is refused, naming the convention
-    args = ["recourses", "--pool", str(pool), "--profiles", str(prof), "--out"]
-    assert main([*args, str(tmp / "r.csv")]) == 2
+    assert _recourses(pool, prof, "--out", str(tmp / "r.csv")) == 2
     assert "--out takes a folder" in capsys.readouterr().err
-    assert main([*args, str(pool)]) == 2
+    assert _recourses(pool, prof, "--out", str(pool)) == 2
     assert "exists and is not a folder" in capsys.readouterr().err
     with pytest.raises(SystemExit) as exc:
         main(["synth-pool", "--n", "-3", "--out", str(tmp / "p")])
     assert exc.value.code == 2
     assert "must be a non-negative integer" in capsys.readouterr().err
     assert (
-        main(
-            [
-                "recourses",
-                "--schema",
-                str(tmp / "missing.json"),
-                "--pool",
-                str(pool),
-                "--profiles",
-                str(prof),
-                "--out",
-                str(tmp / "r"),
-            ]
-        )
-        == 2
+        _recourses(pool, prof, "--schema", str(tmp / "missing.json"), "--out", str(tmp / "r")) == 2
     )
     assert "cannot read schema" in capsys.readouterr().err
     assert sorted(q.name for q in tmp.iterdir()) == ["pool.csv", "prof.csv"]
@@ -174,25 +136,8 @@ def test_train_model_and_use_it(files, capsys):
     assert main(["train-model", "--pool", str(pool), "--label", "ok", "--out", str(tmp / "m")]) == 0
     model = tmp / "m" / "model.joblib"
     out = tmp / "r"
-    assert (
-        main(
-            [
-                "recourses",
-                "--pool",
-                str(pool),
-                "--profiles",
-                str(prof),
-                "--model",
-                str(model),
-                "--design",
-                "sparsest:2",
-                "--out",
-                str(out),
-                "--no-progress",
-            ]
-        )
-        == 0
-    )
+    more = ["--model", str(model), "--design", "sparsest:2", "--out", str(out), "--no-progress"]
+    assert _recourses(pool, prof, *more) == 0
     r = pd.read_csv(out / "recourses.csv")
     from recourse_engine import load_model
 

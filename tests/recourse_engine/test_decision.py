@@ -4,16 +4,15 @@ import pytest
 from recourse_engine import (
     IncomeRule,
     ModelError,
-    carloan_schema,
     load_model,
     load_schema,
-    pool_from_frame,
     rejects_factual,
     save_model,
-    synth_pool,
     train_sklearn_model,
     train_torch_mlp,
 )
+
+from .labelled_pool import labelled_carloan_pool
 
 
 def test_income_rule_is_exact_at_four_thirds():
@@ -33,11 +32,7 @@ def test_income_rule_is_exact_at_four_thirds():
 
 @pytest.fixture(scope="module")
 def labelled():
-    schema = carloan_schema()
-    frame = synth_pool(schema, n=600, seed=5)
-    # a label a linear model can learn: senior position or graduate education
-    frame["approved"] = ((frame["position"] >= 4) | (frame["education"] >= 4)).astype(int)
-    return schema, pool_from_frame(frame, schema)
+    return labelled_carloan_pool(600, seed=5)
 
 
 @pytest.mark.parametrize("kind", ["logistic", "mlp", "torch"])

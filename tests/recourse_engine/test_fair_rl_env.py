@@ -17,26 +17,17 @@ from recourse_engine.methods.fair_rl.fair_rl_env import (
 )
 from recourse_engine.schema import load_schema
 
-TYPES = ("numeric", "ordinal", "categorical", "binary")
-CONSTRAINTS = ("any", "up", "down", "fixed")
+from .random_schemas import profile_items
+
+#: a numeric item's range: min in -50..50, width 0.5..100
+NUMERIC_RANGES = st.floats(-50, 50, allow_nan=False).flatmap(
+    lambda lo: st.floats(0.5, 100).map(lambda width: (lo, lo + width))
+)
 
 
 @st.composite
 def schemas(draw):
-    n = draw(st.integers(1, 6))
-    items = []
-    for i in range(n):
-        kind = draw(st.sampled_from(TYPES))
-        allowed = ("any", "fixed") if kind == "categorical" else CONSTRAINTS  # no order
-        item = {"key": f"i{i}", "type": kind, "constraint": draw(st.sampled_from(allowed))}
-        if kind == "numeric":
-            lo = draw(st.floats(-50, 50, allow_nan=False))
-            item.update(min=lo, max=lo + draw(st.floats(0.5, 100)))
-        elif kind == "binary":
-            item["options"] = ["no", "yes"]
-        else:
-            item["options"] = [f"o{k}" for k in range(draw(st.integers(2, 5)))]
-        items.append(item)
+    items = draw(profile_items(6, NUMERIC_RANGES))
     if all(it["constraint"] == "fixed" for it in items):
         items[0]["constraint"] = "any"
     return load_schema({"name": "h", "profile_items": items})

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from recourse_engine import carloan_schema, load_model, pool_from_frame, save_model, synth_pool
+from recourse_engine import load_model, save_model
 from recourse_engine.model_training import (
     LabelRule,
     LabelRuleError,
@@ -13,13 +13,12 @@ from recourse_engine.model_training import (
     train_decision_model,
 )
 
+from .labelled_pool import labelled_carloan_pool
+
 
 @pytest.fixture(scope="module")
 def pool():
-    schema = carloan_schema()
-    frame = synth_pool(schema, n=500, seed=2)
-    frame["approved"] = ((frame["position"] >= 4) | (frame["education"] >= 4)).astype(int)
-    return schema, pool_from_frame(frame, schema)
+    return labelled_carloan_pool(500, seed=2)
 
 
 def test_each_rule_labels_the_pool_as_it_says(pool):

@@ -10,29 +10,13 @@ from hypothesis import strategies as st
 
 from recourse_engine import PoolIndex, load_schema, pool_from_frame
 
+from .random_schemas import profile_items
 from .reference import slow_admissible, slow_proximity, slow_respects, slow_sparsity
-
-TYPES = ("categorical", "ordinal", "binary", "numeric")
 
 
 @st.composite
 def schema_pool_profile(draw):
-    d = draw(st.integers(1, 5))
-    items = []
-    for j in range(d):
-        typ = draw(st.sampled_from(TYPES))
-        cons = draw(
-            st.sampled_from(
-                ("any", "fixed") if typ == "categorical" else ("any", "up", "down", "fixed")
-            )
-        )
-        item = {"key": f"i{j}", "type": typ, "constraint": cons}
-        if typ == "numeric":
-            item.update(min=0, max=draw(st.sampled_from([1, 4, 10])))
-        else:
-            n = 2 if typ == "binary" else draw(st.integers(2, 5))
-            item["options"] = [f"o{k}" for k in range(n)]
-        items.append(item)
+    items = draw(profile_items(5, st.sampled_from([1, 4, 10]).map(lambda hi: (0, hi))))
     schema = load_schema({"name": "h", "profile_items": items})
 
     def value(it):

@@ -203,7 +203,7 @@ class FairRL(RecourseMethod):
         if self.progress:
             from tqdm import tqdm
 
-            bar = tqdm(total=self.steps, desc="fair_rl", unit="step")
+            bar = tqdm(total=self.steps, desc="fair_rl", unit="step", disable=None)
         import torch
 
         threads = torch.get_num_threads()

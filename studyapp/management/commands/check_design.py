@@ -65,7 +65,10 @@ class Command(StudyCommand):
             except StudyError as exc:
                 self.fail(str(exc))
             bar = tqdm(
-                total=check.sample_size, desc="design check", unit="profile", disable=opts["json"]
+                total=check.sample_size,
+                desc="design check",
+                unit="profile",
+                disable=True if opts["json"] else self.bars(opts),
             )
 
             def progress(done: int, total: int) -> None:

@@ -134,8 +134,9 @@ class Command(StudyCommand):
         outcomes: Counter[str] = Counter()
         waits, evaluations = [], 0
         n_ineligible = round(n * share)
-        # a progress bar on a terminal (tqdm leaves non-interactive runs quiet)
-        for i in tqdm(range(n), desc="participants", unit="p", disable=None, file=sys.stderr):
+        # a progress bar on a terminal only, none with --no-progress
+        bars = self.bars(opts)
+        for i in tqdm(range(n), desc="participants", unit="p", disable=bars, file=sys.stderr):
             bot = Bot(
                 study,
                 seed=opts["seed"] * 100_003 + i,

@@ -3,9 +3,7 @@
 ## decomposition) and 133 (over 4k + 40: Lanczos in both). Wood's (2013) smooth test is not
 ## invariant to the basis, so analysis.gamm must build mgcv's columns, not just their span.
 ## Usage (in this folder): Rscript make_basis_fixtures.R fixtures/tp_basis_mgcv.json
-suppressPackageStartupMessages(library(mgcv))
-source("write_json.R")
-args <- commandArgs(trailingOnly = TRUE)
+source("fixture_helpers.R")  # mgcv, args, write_json
 set.seed(18)
 cases <- list(
   pure_knot = rep(c(0, 1, 2, 3, 5, 6, 8, 9, 10, 14), each = 4),

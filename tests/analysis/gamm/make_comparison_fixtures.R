@@ -4,11 +4,8 @@
 ## Usage: Rscript make_comparison_fixtures.R OUTDIR
 ## Simulates (seed 404) a study where each participant rates recourses from three strategies,
 ## writes it as study_methods.csv and each model's mgcv numbers as comparison_<name>.json.
-suppressPackageStartupMessages(library(mgcv))
-args <- commandArgs(trailingOnly = TRUE)
-outdir <- if (length(args) >= 1) args[1] else "."
 here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-source(file.path(here, "write_json.R"))
+source(file.path(here, "fixture_helpers.R"))  # mgcv, args, outdir, write_json
 
 simulate_methods <- function(n_participants = 150, per = 6, seed = 404) {
   set.seed(seed)

@@ -5,10 +5,9 @@
 ##   gam(y ~ s(x, bs=BASIS, k=10) + s(participant, bs="re") + s(participant, x, bs="re"),
 ##       method="REML")
 ## and writes mgcv's summary numbers, fitted values and smooth predictions as JSON.
-suppressPackageStartupMessages(library(mgcv))
+here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
+source(file.path(here, "fixture_helpers.R"))  # mgcv, args, outdir, write_json, smooth_*
 
-args <- commandArgs(trailingOnly = TRUE)
-outdir <- if (length(args) >= 1) args[1] else "."
 only <- if (length(args) >= 3 && args[2] == "--only") args[3] else NULL
 data_only <- "--data-only" %in% args
 
@@ -58,17 +57,6 @@ fit_and_summarise <- function(d, outcome, distance, basis, fitter = "gam") {
     gam(form, data = df, method = "REML")
   seconds <- proc.time()[["elapsed"]] - t0
   s <- summary(fit)
-  st <- s$s.table
-  term_names <- c(sprintf("s(%s)", distance), "s(participant)",
-                  sprintf("s(participant,%s)", distance))
-  smooth <- list()
-  for (i in seq_len(nrow(st))) {
-    smooth[[term_names[i]]] <- list(edf = st[i, "edf"], ref_df = st[i, "Ref.df"],
-                                    F = st[i, "F"], p = st[i, "p-value"])
-  }
-  grid <- seq(min(df$x), max(df$x), length.out = 50)
-  nd <- data.frame(x = grid, uid = df$uid[1])
-  pr <- predict(fit, newdata = nd, type = "terms", terms = "s(x)", se.fit = TRUE)
   ll <- logLik(fit)
   list(outcome = outcome, distance = distance, basis = basis,
        n = nrow(df), aic = AIC(fit), loglik = as.numeric(ll), df_aic = attr(ll, "df"),
@@ -78,16 +66,12 @@ fit_and_summarise <- function(d, outcome, distance, basis, fitter = "gam") {
        parametric = list("(Intercept)" = list(
          estimate = s$p.table[1, 1], se = s$p.table[1, 2], t = s$p.table[1, 3],
          p = s$p.table[1, 4])),
-       smooth = smooth,
-       grid = list(x = grid, fit = unname(pr$fit[, 1]), se = unname(pr$se.fit[, 1])),
+       smooth = smooth_table(s$s.table, distance, "F", "F"),
+       grid = smooth_grid(fit, df),
        fitted = unname(fit$fitted.values),
        seconds = seconds, fitter = fitter, mgcv = as.character(packageVersion("mgcv")),
        r = R.version.string)
 }
-
-## the shared JSON writer, beside this script
-here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-source(file.path(here, "write_json.R"))
 
 ## ---- the fixtures -----------------------------------------------------------------------
 studies <- list(

@@ -7,11 +7,8 @@
 ## 0.05 on a negative df difference while AIC favours the common smooth; for seed 8 the df
 ## difference is positive but the larger model fits worse (R prints no p). Writes
 ## study_no_lr_test_<seed>.csv and no_lr_test_anova.json (per seed: anova's table and AICs).
-suppressPackageStartupMessages(library(mgcv))
-args <- commandArgs(trailingOnly = TRUE)
-outdir <- if (length(args) >= 1) args[1] else "."
 here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-source(file.path(here, "write_json.R"))
+source(file.path(here, "fixture_helpers.R"))  # mgcv, args, outdir, write_json
 
 simulate <- function(seed, n = 70) {
   set.seed(seed)

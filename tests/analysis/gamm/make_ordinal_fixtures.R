@@ -7,15 +7,10 @@
 ## and writes mgcv's numbers as JSON. mgcv's ocat: P(y <= r) = F(alpha_r - eta), F logistic,
 ## alpha_1 = -1 fixed (the intercept carries the location); the other cut points and the three
 ## smoothing parameters are estimated by Laplace-approximate REML (Wood, Pya & Saefken 2016).
-suppressPackageStartupMessages(library(mgcv))
-
-args <- commandArgs(trailingOnly = TRUE)
-outdir <- if (length(args) >= 1) args[1] else "."
-only <- if (length(args) >= 3 && args[2] == "--only") args[3] else NULL
-
-## the shared JSON writer, beside this script
 here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-source(file.path(here, "write_json.R"))
+source(file.path(here, "fixture_helpers.R"))  # mgcv, args, outdir, write_json, smooth_*
+
+only <- if (length(args) >= 3 && args[2] == "--only") args[3] else NULL
 
 fit_ocat <- function(d, outcome, distance) {
   df <- data.frame(y = d[[outcome]], x = d[[distance]], uid = factor(d$participant))
@@ -24,21 +19,11 @@ fit_ocat <- function(d, outcome, distance) {
   fit <- gam(y ~ s(x, bs = "tp", k = 10) + s(uid, bs = "re") + s(uid, x, bs = "re"),
              family = ocat(R = n_cat), data = df, method = "REML")
   seconds <- proc.time()[["elapsed"]] - t0
-  s <- summary(fit)
-  st <- s$s.table
-  term_names <- c(sprintf("s(%s)", distance), "s(participant)",
-                  sprintf("s(participant,%s)", distance))
-  smooth <- list()
-  for (i in seq_len(nrow(st))) {
-    first <- fit$smooth[[i]]$first.para
-    last <- fit$smooth[[i]]$last.para
-    smooth[[term_names[i]]] <- list(edf = st[i, "edf"], ref_df = st[i, "Ref.df"],
-                                    chi_sq = st[i, "Chi.sq"], p = st[i, "p-value"],
-                                    edf1 = sum(fit$edf1[first:last]))
+  edf1 <- function(i) {
+    sm <- fit$smooth[[i]]
+    list(edf1 = sum(fit$edf1[sm$first.para:sm$last.para]))
   }
-  grid <- seq(min(df$x), max(df$x), length.out = 50)
-  nd <- data.frame(x = grid, uid = df$uid[1])
-  pr <- predict(fit, newdata = nd, type = "terms", terms = "s(x)", se.fit = TRUE)
+  smooth <- smooth_table(summary(fit)$s.table, distance, "chi_sq", "Chi.sq", edf1)
   oi <- fit$outer.info
   list(study = NA, outcome = outcome, distance = distance, basis = "tp", k = 10,
        family = fit$family$family, n = nrow(df), n_categories = n_cat,
@@ -53,7 +38,7 @@ fit_ocat <- function(d, outcome, distance) {
        reml = as.numeric(fit$gcv.ubre),
        sum_edf = sum(fit$edf), deviance = fit$deviance, aic = AIC(fit),
        linear_predictors = unname(fit$linear.predictors),
-       grid = list(x = grid, fit = unname(pr$fit[, 1]), se = unname(pr$se.fit[, 1])),
+       grid = smooth_grid(fit, df),
        outer_iterations = if (is.null(oi$iter)) NA else oi$iter,
        converged = if (is.null(oi$conv)) "unknown" else as.character(oi$conv),
        seconds = seconds, mgcv = as.character(packageVersion("mgcv")),

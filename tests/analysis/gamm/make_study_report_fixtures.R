@@ -17,11 +17,8 @@
 ##   action: strategy effects vs ebr: proximate +0.4, random -0.5, wachter -0.9; one common
 ##     distance effect, slope -0.5 for every strategy.
 ## Ratings are the latent values rounded and clipped to 1..7 (the latent stays near 2..6).
-suppressPackageStartupMessages(library(mgcv))
-args <- commandArgs(trailingOnly = TRUE)
-outdir <- if (length(args) >= 1) args[1] else "."
 here <- dirname(sub("^--file=", "", grep("^--file=", commandArgs(FALSE), value = TRUE)[1]))
-source(file.path(here, "write_json.R"))
+source(file.path(here, "fixture_helpers.R"))  # mgcv, args, outdir, write_json
 
 simulate_report_study <- function(n_participants = 160, per = 6, seed = 1313) {
   set.seed(seed)

@@ -18,10 +18,12 @@ from analysis.study.methods_report import build_report
 from analysis.study.selection import load_study_export
 from tests.run_cli import run_analysis
 
+from .export_folder import write_export
+
 FIX = Path(__file__).parents[1] / "gamm" / "fixtures"
 
 
-def make_export(folder: Path) -> None:
+def export_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
     """Seed 28's 210 evaluations plus some to drop: a withdrawn participant's three (rated 7)
     and two with an item marked impossible (rated 1)."""
     ev = pd.read_csv(FIX / "study_no_lr_test_28.csv")
@@ -33,16 +35,12 @@ def make_export(folder: Path) -> None:
     ev = pd.concat([ev, gone, impossible], ignore_index=True)
     pa = pd.DataFrame({"participant": sorted(ev["participant"].unique())})
     pa["outcome"] = np.where(pa["participant"] == "p99", "withdrew", "completed")
-    folder.mkdir(parents=True)
-    ev.to_csv(folder / "evaluations.csv", index=False)
-    pa.to_csv(folder / "participants.csv", index=False)
+    return ev, pa
 
 
 @pytest.fixture(scope="module")
 def export_dir(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("no_lr_test") / "export"
-    make_export(folder)
-    return folder
+    return write_export(tmp_path_factory.mktemp("no_lr_test") / "export", *export_frames())
 
 
 @pytest.fixture(scope="module")

@@ -27,6 +27,8 @@ from analysis.study.selection import (
 )
 from tests.run_cli import run_analysis
 
+from .export_folder import write_export
+
 FIX = Path(__file__).parents[1] / "gamm" / "fixtures"
 #: the simulation's strategy effects against ebr (make_study_report_fixtures.R's header)
 TRUTH = {
@@ -53,7 +55,7 @@ def _rows(base: pd.DataFrame, n: int, start: int, **values) -> pd.DataFrame:
     return rows
 
 
-def make_export(folder: Path) -> None:
+def export_frames() -> tuple[pd.DataFrame, pd.DataFrame]:
     """The mgcv study plus evaluations to drop: 3 withdrawn and 4 attention-failed
     participants (2 by outcome, 2 by the excluded flag), 9 plans with an impossible item, 4
     fallbacks shown instead of wachter's counterfactual, 2 without a strategy, a level with 5
@@ -89,16 +91,12 @@ def make_export(folder: Path) -> None:
     participants["attention_excluded"] = [
         int(status.get(p) in ("failed_attention", "excluded")) for p in participants.participant
     ]
-    folder.mkdir(parents=True)
-    evaluations.to_csv(folder / "evaluations.csv", index=False)
-    participants.to_csv(folder / "participants.csv", index=False)
+    return evaluations, participants
 
 
 @pytest.fixture(scope="module")
 def export_dir(tmp_path_factory) -> Path:
-    folder = tmp_path_factory.mktemp("methods") / "export"
-    make_export(folder)
-    return folder
+    return write_export(tmp_path_factory.mktemp("methods") / "export", *export_frames())
 
 
 @pytest.fixture(scope="module")

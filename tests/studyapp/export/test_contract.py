@@ -25,6 +25,8 @@ from studyapp.models import Participant
 from tests.studyapp.conftest import SCHEMA
 from tests.studyapp.console.factory import populate
 
+from .design_columns import DESIGN_TAIL
+
 S = Participant.State
 
 
@@ -79,11 +81,32 @@ def test_written_files_and_codebook_follow_the_contract(
             assert row.type in contract.TYPES and row.description
             assert "{" not in row.allowed + row.description  # every template filled
             if row.column in contract.COLUMNS:
-                assert tuple(row[3:]) == contract.COLUMNS[row.column].entry(facts)
+                assert tuple(row[3:]) == contract.column(row.file, row.column).entry(facts)
             else:
                 assert row.column.startswith((*contract.ITEM_PREFIXES, contract.SCREENING_PREFIX))
             want = {"integer": pa.int64(), "float": pa.float64()}.get(row.type, pa.string())
             assert arrow.field(row.column).type == want, row.column
+
+
+def test_every_column_has_its_own_description(every_state: Any, tmp_path: Path) -> None:
+    """A name in two files with two meanings gets each file's description (participants'
+    `submitted_at` is the profile's submission, evaluations' the rating's)."""
+    cb = pd.read_csv(
+        _write(every_state, tmp_path, full=True) / contract.CODEBOOK, keep_default_na=False
+    )
+    described = cb.set_index(["file", "column"])["description"]
+    assert described["evaluations.csv", "submitted_at"] == "time the evaluation was stored"
+    assert described["participants.csv", "submitted_at"].startswith("delayed release: profile")
+    for (file, column), text in described.items():
+        if column in contract.COLUMNS:
+            assert text == contract.column(file, column).describe(study_facts(
+                Tables.of(every_state))), (file, column)  # fmt: skip
+
+
+def test_a_column_declared_twice_is_refused() -> None:
+    twice = [contract.COLUMNS["submitted_at"], contract.OWN["participants"]["submitted_at"]]
+    with pytest.raises(ValueError, match="'submitted_at' is declared twice"):
+        contract._by_name(twice)
 
 
 def test_codebook_fills_the_studys_facts(every_state: Any, tmp_path: Path) -> None:
@@ -160,15 +183,7 @@ def test_recourse_columns_say_where_a_recourse_comes_from_and_how_it_ranks(
 
     cb = pd.read_csv(_write(every_state, tmp_path, full=False) / contract.CODEBOOK, dtype=str)
     ev = cb[cb["file"] == "evaluations.csv"].set_index("column")
-    assert list(ev.index[-7:]) == [
-        "origin",
-        "method",
-        "sparsity_rank",
-        "proximity_rank",
-        "method_params",
-        "fit_version",
-        "fallback",
-    ]
+    assert list(ev.index[-len(DESIGN_TAIL) :]) == DESIGN_TAIL
     assert ev.loc["origin", "allowed"] == "pool; generated"
     assert ev.loc["method_params", "allowed"] == "JSON object"
     assert "what is shown instead" in ev.loc["fallback", "description"]

@@ -18,22 +18,7 @@ from studyapp.models import Evaluation, Participant
 from tests.studyapp.conftest import ELIGIBLE, SCHEMA, start
 from tests.studyapp.console.factory import populate
 
-DESIGN_COLUMNS = [  # DESIGN.md § Export, in order
-    "study", "participant", "condition", "gender", "age", "income",
-    "recourse", "strategy", "position", "sparsity", "proximity",
-    "changed", "impossible", "any_impossible", "acceptance", "action",
-    "acceptance_why", "action_why", "seconds_on_page", "submitted_at",
-]  # fmt: skip
-#: after the x_<item> and cf_<item> families, as DESIGN.md lists them (fit_version to come)
-DESIGN_TAIL = [
-    "origin",
-    "method",
-    "sparsity_rank",
-    "proximity_rank",
-    "method_params",
-    "fit_version",
-    "fallback",
-]
+from .design_columns import DESIGN_COLUMNS, DESIGN_TAIL
 
 
 @pytest.fixture

@@ -199,12 +199,18 @@ def test_a_participant_waits_for_a_running_fit_then_falls_back_recorded(db: Any)
     assert p.flagged and "wachter: the method's fit is still queued" in p.flag_reason
 
 
-def test_fewer_plans_when_the_study_says_so(db: Any) -> None:
-    study = _draft()
+def _waiting_with_failed_fits(design: str = DESIGN) -> Participant:
+    """A participant waiting for plans in a live study whose method fits all failed ("boom")
+    and whose fallback is one plan fewer."""
+    study = _draft(design=design)
     updates.study_update(study=study, changes={"method_fallback": "fewer"})
     study_services.study_set_state(study=study, state=Study.State.LIVE)
     FittedMethod.objects.filter(study=study).update(state=FittedMethod.State.FAILED, message="boom")
-    p = _walk_to_waiting(study)
+    return _walk_to_waiting(study)
+
+
+def test_fewer_plans_when_the_study_says_so(db: Any) -> None:
+    p = _waiting_with_failed_fits()
     assert services.recourses_generate(participant_id=p.pk) == "done"
     p.refresh_from_db()
     assert [r.strategy for r in p.recourses.all()] == ["proximate"]
@@ -224,11 +230,7 @@ def test_the_demo_comparison_model_judges_items_only(db: Any) -> None:
 
 
 def test_a_design_of_methods_only_ends_with_the_methods_reason(db: Any) -> None:
-    study = _draft(design="wachter:1")
-    updates.study_update(study=study, changes={"method_fallback": "fewer"})
-    study_services.study_set_state(study=study, state=Study.State.LIVE)
-    FittedMethod.objects.filter(study=study).update(state=FittedMethod.State.FAILED, message="boom")
-    p = _walk_to_waiting(study)
+    p = _waiting_with_failed_fits(design="wachter:1")
     assert services.recourses_generate(participant_id=p.pk) == "empty"
     p.refresh_from_db()
     assert p.state == Participant.State.NO_RECOURSE and not p.recourses.exists()

@@ -177,6 +177,9 @@ def test_every_page_in_japanese(ja_study: Study, eager: None) -> None:
     body = check()
     assert "最終学歴" in body and "大学院（博士）" in body and "確認のため" in body
     w.post({"page": "profile", **PROFILE, "attention__ac": "2"})
+    body = check()  # the decision page: the rejection, read before the plans
+    assert "審査結果" in body and "続ける" in body
+    w.post({"page": "decision"})
     for _ in range(5):
         body = check()
         assert "まったくそう思わない" in body and "妥当ですか" in body
@@ -186,7 +189,7 @@ def test_every_page_in_japanese(ja_study: Study, eager: None) -> None:
     r = client.post(w.url, {"page": "consent"}, follow=True)  # a stale form: message in ja
     _assert_japanese(r.content.decode(), "stale message")
     assert "すでに送信済みです" in r.content.decode()
-    assert seen[:4] == ["consent", "screening", "scenario", "profile"]
+    assert seen[:5] == ["consent", "screening", "scenario", "profile", "decision"]
 
 
 def test_waiting_withdraw_and_end_pages_in_japanese(ja_study: Study) -> None:

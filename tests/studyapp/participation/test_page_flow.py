@@ -20,7 +20,7 @@ PRE = {"key": "age_guess", "page": "pre", "type": "number", "min": 18, "max": 99
        "text": {"en": "How old is the applicant?"}}  # fmt: skip
 POST = {"key": "comment", "page": "post", "type": "text", "max_length": 20, "required": False,
         "text": {"en": "Anything to add?"}}  # fmt: skip
-RECOURSE = [S.SCENARIO, S.PROFILE, S.WAITING, S.EVALUATING]
+RECOURSE = [S.SCENARIO, S.PROFILE, S.DECISION, S.WAITING, S.EVALUATING]
 
 
 def _study(**fields: Any) -> Study:
@@ -55,7 +55,7 @@ def test_delayed_release_pages_stand_between_profile_and_the_evaluations() -> No
     delayed = _study(release_mode="delayed", release_after_days=3)
     names = [cls.name for cls in flow.pages_of(delayed)]
     assert names[names.index("profile") :] == [
-        "profile", "under_review", "waiting", "report", "evaluation", "end",
+        "profile", "decision", "under_review", "waiting", "report", "evaluation", "end",
     ]  # fmt: skip
     assert flow.states(delayed) == flow.states(_study())  # they show while plans are held
     assert "under_review" not in [cls.name for cls in flow.pages_of(_study())]
@@ -68,7 +68,7 @@ def test_a_state_the_study_has_no_page_for_has_nothing_after_it() -> None:
 
 def test_stale_forms_rank_before_the_current_page_and_unshown_pages_last() -> None:
     study = _study()
-    order = ["consent", "screening", "scenario", "profile", "waiting", "evaluation-1",
+    order = ["consent", "screening", "scenario", "profile", "decision", "waiting", "evaluation-1",
              "evaluation-2", "completion"]  # fmt: skip
     ranks = [flow.page_rank(study, key) for key in order]
     assert ranks == sorted(ranks) and len(set(ranks)) == len(ranks)

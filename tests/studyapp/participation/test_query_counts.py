@@ -84,6 +84,10 @@ def test_queries_per_page_type(study: Study) -> None:
     _check(lambda: client.get(url + "status"), GET, "status")
     who = Participant.objects.get(code=url.rstrip("/").rsplit("/", 1)[-1])
     assert recourses_generate(participant_id=who.pk, may_wait=False)  # the worker's part
+    # the decision page (its profile read with the participant), and its Continue (no
+    # minimum time on the page: its visit's entry time is not read)
+    _check(lambda: client.get(url), GET + FIRST_VIEW, "decision page")
+    _check(lambda: client.post(url, {"page": "decision"}), GET + STEP, "decision")
     walker = Walker(client, url)
     n_plans = who.recourses.count()
     assert n_plans > 1

@@ -109,6 +109,14 @@ def server() -> Iterator[_Server]:
     yield from _serving(_Server())
 
 
+@pytest.fixture
+def client(server: _Server) -> HttpClient:
+    """A client whose keep-alive connection to `server` has served a GET of /a/."""
+    client = HttpClient(server.url)
+    client.get("/a/")
+    return client
+
+
 def _serving(srv: _Server) -> Iterator[_Server]:
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
     thread.start()
@@ -156,10 +164,8 @@ def test_a_connection_the_server_closed_while_idle_is_reopened() -> None:
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_a_request_lost_as_the_server_closed_the_connection_is_sent_once_more(
-    server: _Server, method: str
+    server: _Server, client: HttpClient, method: str
 ) -> None:
-    client = HttpClient(server.url)
-    client.get("/a/")
     server.plan = ["drop"]  # read, then closed without a byte: the stale keep-alive case
     r = client.get("/b/") if method == "GET" else client.post("/b/", {"page": "x"})
     assert r.status_code == (200 if method == "GET" else 302)
@@ -167,9 +173,7 @@ def test_a_request_lost_as_the_server_closed_the_connection_is_sent_once_more(
     assert server.connections == 2 and client.requests_resent == 1
 
 
-def test_a_request_is_sent_again_only_once(server: _Server) -> None:
-    client = HttpClient(server.url)
-    client.get("/a/")
+def test_a_request_is_sent_again_only_once(server: _Server, client: HttpClient) -> None:
     server.plan = ["drop", "drop"]
     with pytest.raises(http.client.RemoteDisconnected):
         client.get("/b/")
@@ -185,9 +189,9 @@ def test_a_post_on_a_new_connection_is_not_sent_again(server: _Server) -> None:
     assert [m for m, *_ in server.requests] == ["POST"]
 
 
-def test_a_post_whose_answer_had_begun_is_not_sent_again(server: _Server) -> None:
-    client = HttpClient(server.url)
-    client.get("/a/")
+def test_a_post_whose_answer_had_begun_is_not_sent_again(
+    server: _Server, client: HttpClient
+) -> None:
     server.plan = ["cut"]
     with pytest.raises(http.client.IncompleteRead):
         client.post("/a/", {"page": "x"})
@@ -196,10 +200,8 @@ def test_a_post_whose_answer_had_begun_is_not_sent_again(server: _Server) -> Non
 
 @pytest.mark.parametrize("method", ["GET", "POST"])
 def test_a_connection_lost_after_the_answer_began_resends_a_get_only(
-    server: _Server, method: str
+    server: _Server, client: HttpClient, method: str
 ) -> None:
-    client = HttpClient(server.url)
-    client.get("/a/")
     server.plan = ["reset"]
     if method == "GET":
         assert client.get("/b/").status_code == 200
