@@ -9,7 +9,10 @@ one. Every CSV reader of the engine and the analysis goes through `read_csv_tabl
 
 from __future__ import annotations
 
+import bz2
 import csv
+import gzip
+import lzma
 import warnings
 from pathlib import Path
 from typing import Any
@@ -21,11 +24,23 @@ class RaggedCsvError(ValueError):
     """A row with more fields than the header; the message names the file and line."""
 
 
-def first_ragged_line(path: Path | str, sep: str = ",") -> str | None:
-    """Where `path` first has a row longer than its header, as a message; None if nowhere."""
-    with open(path, newline="", encoding="utf-8-sig", errors="replace") as fh:
+_OPENERS: dict[str, Any] = {".gz": gzip.open, ".bz2": bz2.open, ".xz": lzma.open}
+
+
+def _open_text(path: Path | str) -> Any:
+    """The file as text, decompressed where its suffix says so (as pandas infers it)."""
+    opener = _OPENERS.get(Path(path).suffix, open)
+    return opener(path, "rt", newline="", encoding="utf-8-sig", errors="replace")
+
+
+def first_ragged_line(
+    path: Path | str, sep: str = ",", names: list[str] | None = None
+) -> str | None:
+    """Where `path` first has a row longer than its header (or than `names`, for a file
+    without a header row), as a message; None if nowhere."""
+    with _open_text(path) as fh:
         reader = csv.reader(fh, delimiter=sep)
-        header = next(reader, None)
+        header = list(names) if names is not None else next(reader, None)
         if header is None:
             return None
         for row in reader:
@@ -46,8 +61,11 @@ def read_csv_table(path: Path | str, **kwargs: Any) -> pd.DataFrame:
     """`pd.read_csv(path, index_col=False, **kwargs)`, refusing a ragged row
     (RaggedCsvError) instead of shifting or dropping its fields. The rows are counted first
     with the csv module: pandas drops a trailing comma on every row without a word."""
+    sep, names = kwargs.get("sep", ","), kwargs.get("names")
+    if kwargs.get("header", "infer") is None and names is None:
+        return pd.read_csv(path, index_col=False, **kwargs)  # no width to hold rows to
     if Path(path).is_file():
-        where = first_ragged_line(path, kwargs.get("sep", ","))
+        where = first_ragged_line(path, sep, names)
         if where is not None:
             raise RaggedCsvError(where)
     with warnings.catch_warnings():
@@ -55,7 +73,7 @@ def read_csv_table(path: Path | str, **kwargs: Any) -> pd.DataFrame:
         try:
             return pd.read_csv(path, index_col=False, **kwargs)
         except (pd.errors.ParserWarning, pd.errors.ParserError) as exc:
-            where = first_ragged_line(path, kwargs.get("sep", ","))
+            where = first_ragged_line(path, sep, names) if Path(path).is_file() else None
             if where is None:
                 raise pd.errors.ParserError(str(exc)) from None
             raise RaggedCsvError(where) from None

@@ -36,7 +36,6 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
-from ..csv_table import read_csv_table
 from ..schema import load_schema
 from .base import Dataset, DatasetError
 
@@ -99,7 +98,7 @@ def data_file(source: str) -> Path:
 
 def _read(source: str, columns: list[str]) -> pd.DataFrame:
     path = data_file(source)
-    frame = read_csv_table(path)
+    frame = pd.read_csv(path)
     missing = [c for c in columns if c not in frame.columns]
     if missing:
         raise DatasetError(f"{path}: missing column(s) {', '.join(missing)}")
@@ -231,7 +230,7 @@ def compas(sensitive: str) -> Dataset:
 def adult() -> Dataset:
     """UCI Adult with sex as the sensitive attribute; y = 1 is income > 50K."""
     path = data_file("adult")
-    f = read_csv_table(
+    f = pd.read_csv(
         path, header=None, names=ADULT_COLUMNS, skipinitialspace=True, na_values="?"
     ).dropna()
     if f.empty or set(f["income"]) - {"<=50K", ">50K"}:

@@ -12,7 +12,7 @@ from typing import Any
 
 from rest_framework import serializers
 
-from analysis import contract
+from analysis import contract, contract_sources
 from studyapp.models import Evaluation, Participant
 
 PARTICIPANT_FIELDS = [
@@ -118,9 +118,9 @@ EVALUATION_FIELDS = [
 
 
 def _column(field: type[serializers.Field], column: str, **kw: Any) -> Any:
-    """A read-only field read from where the export reads the column (`contract.SOURCES`),
+    """A read-only field read from where the export reads the column (`contract_sources.SOURCES`),
     described as the export column it is."""
-    (source,) = contract.SOURCES[contract.EVALUATIONS][column]
+    (source,) = contract_sources.SOURCES[contract.EVALUATIONS][column]
     return field(source=source.replace("__", "."), read_only=True, help_text=_help(column), **kw)
 
 

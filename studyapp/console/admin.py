@@ -24,6 +24,7 @@ from django.utils.html import format_html
 
 from studyapp.console import (
     admin_views,
+    decision_settings,
     inherited_eligibility,
     model_views,
     pool_collection_views,
@@ -154,6 +155,9 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
         else:
             eligibility = [eligibility_field(q) for q in questions if q["type"] != "integer"]
         design.insert(design.index("decision_model") + 1, "model_card")
+        # what the decision page does, beside the model that decides
+        at = design.index("method_params")
+        design[at:at] = list(decision_settings.NAMES)
         inherited = inherited_eligibility.inherited_rules(obj.schema) if obj is not None else {}
         screening = {
             "fields": eligibility,
@@ -166,13 +170,14 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
         )
 
     def _readouts(self, request: HttpRequest, obj: Study | None) -> set[str]:
-        """Structured settings shown read-only as forms: those frozen on a live study, and
-        all of them to a researcher who may only view it."""
+        """Settings shown read-only as labelled forms (the structured ones and the decision
+        page's): those frozen on a live study, all of them to a researcher who may only view it."""
         if obj is None:
             return set()
+        names = {*setting_readout.READOUTS, *decision_settings.NAMES}
         if not self.has_change_permission(request, obj):
-            return set(setting_readout.READOUTS)
-        return set(setting_readout.READOUTS) & set(updates.frozen_parts(obj))
+            return names
+        return names & set(updates.frozen_parts(obj))
 
     def _fieldsets(self, design: list[str], screening: dict[str, Any]) -> list[Any]:
         return [
@@ -211,6 +216,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
         fixed += ["questions_preview"]
         fixed += ["schema_summary", "eligibility", "model_card"]
         fixed += [f"{name}{setting_readout.SUFFIX}" for name in setting_readout.READOUTS]
+        fixed += list(decision_settings.admin_methods())
         if obj is not None and not access.is_owner(request.user, obj):
             fixed.append("shared_with")
         if obj is not None:
@@ -418,7 +424,10 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 self.message_user(request, f"{study.slug} duplicated as {copy.slug} (draft)")
 
 
-for _name, _show in setting_readout.admin_methods().items():
+for _name, _show in {
+    **setting_readout.admin_methods(),
+    **decision_settings.admin_methods(),
+}.items():
     setattr(StudyAdmin, _name, _show)  # the read-only forms `get_fieldsets` swaps in
 
 

@@ -21,7 +21,7 @@ from django.core.exceptions import ValidationError
 from django_jsonform.constants import JOIN_SYMBOL
 from django_jsonform.widgets import JSONFormWidget
 
-from studyapp.console import setting_choices
+from studyapp.console import decision_settings, setting_choices
 from studyapp.definition import study_config
 from studyapp.definition.decision_model import decision_model_check
 from studyapp.definition.errors import ConfigError, StudyError
@@ -228,6 +228,8 @@ class StudyChangeForm(forms.ModelForm):
         help_text="income_rule: the reference study's bank rule; uploaded: a stored model "
         "(trained on the pool or uploaded on the 'Decision model' page, or the file below).",
     )
+    approved_branch = decision_settings.branch_field()
+    page_min_seconds = decision_settings.minimum_field()
     model_file = forms.FileField(
         required=False,
         label="Trained model file",
@@ -250,6 +252,8 @@ class StudyChangeForm(forms.ModelForm):
         for name in ("conditions", "quotas", "decision_model"):
             if name in self.fields and name in current:
                 self.fields[name].initial = current[name]
+        if current:  # over the model form's initial (the stored JSON, not the seconds)
+            self.initial.update(decision_settings.initial(current))
         for name in setting_choices.PER_STUDY:  # a condition or page chosen, not typed
             if name in self.fields and current:
                 self.fields[name].widget.schema = setting_choices.study_editor_schema(
@@ -258,8 +262,10 @@ class StudyChangeForm(forms.ModelForm):
         self.changes: dict[str, Any] = {}
 
     def _changes(self, data: Mapping[str, Any]) -> dict[str, Any]:
-        changes = {}
+        changes = decision_settings.changes(self, data)
         for name in study_config.SETTINGS:
+            if name in decision_settings.NAMES:
+                continue
             if name in self.fields and name in data:
                 value = data[name]
                 if value is None and name in EDITED_AS_JSON:

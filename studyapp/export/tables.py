@@ -4,7 +4,7 @@ in different amounts at a time.
 
 Rows come from `.values()` queries rather than model instances: only the exported fields are
 fetched and only the exported JSON fields decoded (5x faster than select_related rows). Which
-fields those are is the contract's (`analysis.contract.SOURCES`: column -> fields), so a
+fields those are is the contract's (`analysis.contract_sources.SOURCES`: column -> fields), so a
 column and the fields it is written from are named once.
 """
 
@@ -19,6 +19,7 @@ import pandas as pd
 from django.db.models import Count, QuerySet
 
 from analysis import contract as c
+from analysis import contract_sources as cs
 from recourse_engine import FeatureSchema
 from studyapp.definition import engine_objects, screening
 from studyapp.definition.question_types import QUESTION_TYPES, export_kind
@@ -56,13 +57,13 @@ def _answer_cell(value: Any) -> Any:
 
 
 def evaluation_values(study: Study, *, with_test: bool = False) -> QuerySet[Evaluation]:
-    """The fields evaluations.csv is made of (`contract.SOURCES`), one dict per evaluation
+    """The fields evaluations.csv is made of (`contract_sources.SOURCES`), one dict per evaluation
     (test participants' only when asked for)."""
     qs = Evaluation.objects.filter(participant__study=study)
     if not with_test:
         qs = qs.filter(participant__is_test=False)
     return qs.order_by("participant_id", "recourse__position").values(
-        *c.source_fields(c.EVALUATIONS)
+        *cs.source_fields(c.EVALUATIONS)
     )
 
 
@@ -74,7 +75,7 @@ def participant_values(study: Study, *, with_test: bool = False) -> QuerySet[Par
     return (
         qs.order_by("pk")
         .annotate(n_evaluations=Count("evaluations"))
-        .values(*c.source_fields(c.PARTICIPANTS))
+        .values(*cs.source_fields(c.PARTICIPANTS))
     )
 
 
@@ -83,7 +84,9 @@ def page_visit_values(study: Study, *, with_test: bool = False) -> QuerySet[Page
     qs = PageVisit.objects.filter(participant__study=study)
     if not with_test:
         qs = qs.filter(participant__is_test=False)
-    return qs.order_by("participant_id", "entered_at", "pk").values(*c.source_fields(c.PAGE_VISITS))
+    return qs.order_by("participant_id", "entered_at", "pk").values(
+        *cs.source_fields(c.PAGE_VISITS)
+    )
 
 
 def _visit_seconds(entered: Any, exited: Any) -> float | None:
@@ -95,7 +98,7 @@ def _flag(value: Any) -> int:
 
 
 #: a fixed column whose cell is not its one field as stored: how it is made from the
-#: fields `contract.SOURCES` names for it (datetimes and ';'-joined lists need no entry)
+#: fields `contract_sources.SOURCES` names for it (datetimes and ';'-joined lists need no entry)
 CELLS: dict[str, Callable[..., Any]] = {
     "any_impossible": _flag,
     "seconds_on_page": lambda seconds: round(seconds, 3),
@@ -125,9 +128,9 @@ def _cell(column: str, *values: Any) -> Any:
 def _fixed_cells(
     file: str, row: dict[str, Any], columns: Iterable[str], **made: Any
 ) -> dict[str, Any]:
-    """The file's fixed `columns` of one row, each made from its fields (`contract.SOURCES`);
+    """The file's fixed `columns` of one row, each made from its fields (`contract_sources.SOURCES`);
     `made`: cells the study decides, given as they are."""
-    sources = c.SOURCES[file]
+    sources = cs.SOURCES[file]
     return {
         col: made[col] if col in made else _cell(col, *(row[f] for f in sources[col]))
         for col in columns
@@ -234,7 +237,7 @@ class Tables:
 
     def _evaluation_row(self, ev: dict[str, Any]) -> dict[str, Any]:
         fixed = [col for col in c.EVALUATION_COLUMNS if self.with_text or col not in c.TEXT_COLUMNS]
-        family = c.FAMILY_SOURCES[c.EVALUATIONS]
+        family = cs.FAMILY_SOURCES[c.EVALUATIONS]
         return {
             **_fixed_cells(c.EVALUATIONS, ev, fixed, study=self.study.slug),
             **_codes(self.schema, ev[family[c.PROFILE_PREFIX]], c.PROFILE_PREFIX),
@@ -259,7 +262,7 @@ class Tables:
             "study": self.study.slug,
             "attention_excluded": int(p["attention_failures"] > self.study.attention_max_failures),
         }
-        family = c.FAMILY_SOURCES[c.PARTICIPANTS]
+        family = cs.FAMILY_SOURCES[c.PARTICIPANTS]
         answers = p[family[c.SCREENING_PREFIX]] or {}
         return {
             **_fixed_cells(c.PARTICIPANTS, p, fixed[:cut], **made),
@@ -273,7 +276,7 @@ class Tables:
         }
 
     def _questionnaire_cells(self, p: dict[str, Any]) -> dict[str, Any]:
-        family = c.FAMILY_SOURCES[c.PARTICIPANTS]
+        family = cs.FAMILY_SOURCES[c.PARTICIPANTS]
         out: dict[str, Any] = {}
         for page in ("pre", "post"):
             if self.items(page):

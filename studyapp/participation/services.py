@@ -10,6 +10,7 @@ decides (screened out, quota full, failed attention) end it here.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from datetime import datetime
 from functools import partial
@@ -430,17 +431,14 @@ def decision_continue(*, participant: Participant, then: str) -> Participant:
         if seen < minimum:
             raise RejectedSubmission(
                 _("Please read this page first: you can continue in %(n)s seconds.")
-                % {"n": max(1, int(minimum - seen + 0.999))}
+                % {"n": max(1, math.ceil(minimum - seen))}
             )
     with transaction.atomic():
         p = _locked(participant, S.DECISION, "decision")
         if p.generation == G.DONE:
             p.state = S.EVALUATING
         elif p.generation in (G.EMPTY, G.FAILED):
-            # what the worker left for them: no plans; credited as completed (its code)
-            p.state = S.NO_RECOURSE
-            p.completion_code = outcomes.outcome_code(p.study, "completed")
-            p.finished_at = timezone.now()
+            _end(p, S.NO_RECOURSE)  # the worker found no plan: credited as completed
         else:
             _advance(p, then)
         p.save()

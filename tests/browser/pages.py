@@ -22,6 +22,23 @@ def at(name: str) -> str:
     return f'input[name="page"][value="{name}"]'
 
 
+def _replaced(element: Any) -> bool:
+    """Whether `element` belongs to a document that has been replaced. Chromium says so
+    either as a stale element or, while the next document is being built, as a plain error
+    that the node "does not belong to the document"."""
+    from selenium.common.exceptions import StaleElementReferenceException, WebDriverException
+
+    try:
+        element.is_enabled()
+    except StaleElementReferenceException:
+        return True
+    except WebDriverException as exc:
+        if "does not belong to the document" in str(exc):
+            return True
+        raise
+    return False
+
+
 class Page:
     """A driver with waits: every navigating action names the element it expects next."""
 
@@ -42,11 +59,10 @@ class Page:
         """Run `action`, which loads another page (or the same one again), and return the
         element `expect` of the page it loaded."""
         from selenium.webdriver.common.by import By
-        from selenium.webdriver.support import expected_conditions as ec
 
         before = self.d.find_element(By.TAG_NAME, "html")
         action()
-        self.wait.until(ec.staleness_of(before))
+        self.wait.until(lambda _: _replaced(before))
         return self.css(expect)
 
     def click_to(self, target: str | Any, expect: str) -> Any:
@@ -88,13 +104,28 @@ class Page:
             self.choose(name, value)
         return self.submit(expect)
 
-    def to_waiting(self, expect: str) -> Any:
-        """From consent to the profile's submission; `expect` is what follows it (the
-        waiting page moves on to the first plan by itself)."""
+    def to_decision(self, profile: dict[str, str] | None = None, expect: str = "") -> Any:
+        """From consent to the profile's submission (every item "1" unless `profile` says
+        otherwise); `expect` is what follows it (the decision page's Continue by default)."""
         from recourse_engine import carloan_schema
 
         self.agree_and_screen()
         self.submit(at("profile"))
         for item in carloan_schema().items:
-            self.choose(item.key, "1")
-        return self.submit(expect)
+            self.choose(item.key, (profile or {}).get(item.key, "1"))
+        return self.submit(expect or "#decision-continue")
+
+    def continue_decision(self, expect: str) -> Any:
+        """Wait until the decision page's Continue opens (the plans are ready, the minimum
+        time passed), press it and return `expect` of the page it leads to."""
+        from selenium.webdriver.common.by import By
+        from selenium.webdriver.support import expected_conditions as ec
+
+        button = self.wait.until(ec.element_to_be_clickable((By.ID, "decision-continue")))
+        return self.click_to(button, expect)
+
+    def to_waiting(self, expect: str) -> Any:
+        """From consent through the decision page's Continue; `expect` is what follows it
+        (the first plan, or "under review" with delayed release)."""
+        self.to_decision()
+        return self.continue_decision(expect)

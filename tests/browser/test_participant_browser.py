@@ -61,8 +61,11 @@ def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None
         page.submit(at("profile"))
         for item in carloan_schema().items:
             page.choose(item.key, "1")
-        # waiting page: script polls and moves on by itself (no reload loop)
-        page.submit(at("evaluation-1"))
+        # the decision page: the rejection stays until Continue, which opens once the plans
+        # are ready (its script polls; no reload loop)
+        page.submit("#decision-continue")
+        assert page.css("#rejection").text
+        page.continue_decision(at("evaluation-1"))
         assert "&rarr;" in driver.page_source or "\u2192" in driver.page_source
         fill_evaluation("5", "3")
         page.submit(at("evaluation-2"))

@@ -170,14 +170,16 @@ def test_waiting_page_times_out_then_recovers_in_chromium(driver, tmp_path: Path
     page = Page(driver)
     with web(env, tmp_path) as url:
         page.start(f"{url}/s/carloan/")
-        box = page.to_waiting("#timed-out")  # no worker: the task stays queued
+        page.to_decision()  # no worker: the task stays queued, Continue stays shut
+        box = page.css("#timed-out")
         from selenium.webdriver.support import expected_conditions as ec
 
         page.wait.until(ec.visibility_of(box))
         assert "taking longer than usual" in box.text
+        assert not page.css("#decision-continue").is_enabled()
         code = driver.current_url
         with worker(env, tmp_path):
-            page.on("evaluation-1")  # the page moved on by itself
+            page.continue_decision(at("evaluation-1"))  # opens once the plans are ready
             assert driver.current_url == code
     out = _export(env, tmp_path / "export")
     pa = out["participants"]

@@ -178,8 +178,11 @@ def test_a_broker_outage_while_profiles_are_submitted(tmp_path: Path) -> None:
 
 
 #: the methods' fits look as if a worker were still fitting them (no worker refits them)
+#: the methods' fits look unfinished; a profile the model approves goes on hypothetically
+#: (instead of ending as approved), so the one bot's task is made whatever its profile
 UNFINISHED_FITS = (
-    "from studyapp.models import FittedMethod as F; "
+    "from studyapp.models import FittedMethod as F, Study; "
+    "Study.objects.filter(slug='comparison').update(approved_branch='hypothetical'); "
     "print(F.objects.filter(study__slug='comparison').update(state='running'))"
 )
 

@@ -77,6 +77,9 @@ def change_data(study: Study, **overrides: Any) -> dict[str, Any]:
         "questions": json.dumps(study.questions),
         "random_item_order": json.dumps(study.random_item_order),
         "page_timeouts": json.dumps(study.page_timeouts),
+        # the decision page: a worded choice and whole seconds
+        "approved_branch": study.approved_branch,
+        "page_min_seconds": str((study.page_min_seconds or {}).get("decision", 0)),
         "shared_with": [u.pk for u in study.shared_with.all()],
         # study kind and delayed release (the admin splits a date-time into two inputs)
         "kind": study.kind,

@@ -14,7 +14,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from analysis import contract
+from analysis import contract, contract_sources
 from analysis.export import ExportError, load_export
 from studyapp import models
 from studyapp.definition import outcomes, screening
@@ -137,8 +137,8 @@ def test_outcome_map_covers_the_models_states_and_codes() -> None:
     assert set(contract.STATE_OUTCOME) <= states
     # a new state must be placed: an end state gets an outcome, anything else is unfinished
     assert states - set(contract.STATE_OUTCOME) == {
-        "screening", "consent", "questions_pre", "scenario", "profile", "waiting", "evaluating",
-        "questions_post",
+        "screening", "consent", "questions_pre", "scenario", "profile", "decision", "waiting",
+        "evaluating", "questions_post",
     }  # fmt: skip
     # the completion codes: one per outcome a study configures, no_recourse credited
     assert set(contract.CODE_OUTCOME.values()) == set(models.OUTCOMES)
@@ -225,7 +225,7 @@ def test_every_fixed_column_names_the_fields_it_is_written_from() -> None:
         contract.PAGE_VISITS: set(contract.PAGE_VISIT_COLUMNS),
     }
     for file, columns in fixed.items():
-        assert set(contract.SOURCES[file]) == columns - {"study"}, file
+        assert set(contract_sources.SOURCES[file]) == columns - {"study"}, file
     queried = {
         contract.EVALUATIONS: tables.evaluation_values,
         contract.PARTICIPANTS: tables.participant_values,
@@ -234,4 +234,4 @@ def test_every_fixed_column_names_the_fields_it_is_written_from() -> None:
     for file, values in queried.items():
         fields = list(values(models.Study(pk=1)).query.values_select)
         fields += list(values(models.Study(pk=1)).query.annotation_select)
-        assert sorted(fields) == sorted(contract.source_fields(file)), file
+        assert sorted(fields) == sorted(contract_sources.source_fields(file)), file

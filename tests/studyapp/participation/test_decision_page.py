@@ -113,7 +113,8 @@ def test_the_hypothetical_branch_goes_on_under_a_worded_hypothesis_recorded_per_
     assert approved.participant.profile.decision == services.HYPOTHETICAL
     assert rejected.participant.profile.decision == "rejected"
     assert approved.continue_decision().status_code == 302
-    assert approved.participant.state == S.EVALUATING and approved.participant.recourses.exists()
+    # on as a rejected participant goes (HIGH, the top of every item, may have no plan)
+    assert approved.participant.state in (S.EVALUATING, S.NO_RECOURSE)
     export_study(study=study, out=tmp_path)
     pa = pd.read_csv(tmp_path / "participants.csv", keep_default_na=False)
     assert sorted(pa["decision"]) == ["hypothetical", "rejected"]
@@ -208,3 +209,32 @@ def test_with_delayed_release_the_decision_page_precedes_under_review(
     w.continue_decision()
     assert w.page() == "under_review"
     assert Profile.objects.get(participant=w.participant).decision == "rejected"
+
+
+def test_a_bot_reads_the_decision_page_and_presses_continue_after_the_minimum(
+    study: Study, eager: None
+) -> None:
+    from studyapp.simulation.bots import Bot
+
+    Study.objects.filter(pk=study.pk).update(page_min_seconds={"decision": 1})
+    result = Bot(Study.objects.get(pk=study.pk), seed=3).run()
+    assert result.outcome == "completed"
+    assert result.pages[result.pages.index("profile") + 1] == "decision"
+    assert "waiting" not in result.pages  # Continue opened once the plans were ready
+    visit = PageVisit.objects.get(page="decision")
+    assert (visit.exited_at - visit.entered_at).total_seconds() >= 1
+
+
+def test_no_plan_found_is_read_on_the_decision_page_and_ends_on_continue(study: Study) -> None:
+    from studyapp.generation.services import recourses_fail
+
+    w = _at_profile(study)  # not eager: the worker's part is run below
+    w.submit_profile(through_decision=False)
+    recourses_fail(participant_id=w.participant.pk, error="test: no plan")
+    p = w.participant
+    assert p.state == S.DECISION and p.generation == "failed" and p.flagged
+    assert w.client.get(w.url.rstrip("/") + "/status").json()["ready"] is True
+    w.continue_decision()
+    p = w.participant
+    assert p.state == S.NO_RECOURSE
+    assert p.completion_code == study.outcome_codes["completed"]["code"]
