@@ -14,6 +14,7 @@ from django.conf import settings
 from django.test import Client
 from django.utils import timezone
 
+from recourse_study import serve
 from studyapp.config.celery_app import app as celery_app
 from studyapp.generation import services, sweeper
 from studyapp.generation.tasks import generate_recourses, queue_generation, sweep_waiting
@@ -112,7 +113,8 @@ def test_beat_runs_the_sweeper_wherever_a_worker_is_started() -> None:
     assert schedule["task"] == sweep_waiting.name
     assert schedule["task"] in celery_app.tasks
     assert schedule["schedule"] <= sweeper.sweep_after_s()
-    run = (ROOT / "scripts" / "run").read_text()
-    assert re.search(r"celery -A studyapp worker --beat", run)
+    # scripts/run serves with `recourse-study serve`, whose worker runs beat
+    assert "recourse-study serve" in (ROOT / "scripts" / "run").read_text()
+    assert re.search(r"celery -A studyapp worker --beat", " ".join(serve.WORKER))
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     assert "--beat" in compose["services"]["worker"]["command"]

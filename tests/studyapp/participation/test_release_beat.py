@@ -11,6 +11,7 @@ from django.conf import settings
 from django_celery_beat.models import PeriodicTask
 from django_celery_beat.schedulers import DatabaseScheduler
 
+from recourse_study import serve
 from studyapp.config.celery_app import BEAT_SCHEDULER
 from studyapp.config.celery_app import app as celery_app
 from studyapp.participation.tasks import release_due
@@ -33,8 +34,9 @@ def test_the_database_scheduler_holds_the_sweeper_and_the_release(transactional_
 
 
 def test_scripts_and_compose_start_beat_with_the_database_scheduler() -> None:
-    run = (ROOT / "scripts" / "run").read_text()
-    assert f"worker --beat --scheduler {BEAT_SCHEDULER}" in run
+    # scripts/run serves with `recourse-study serve`, whose worker runs beat
+    assert "recourse-study serve" in (ROOT / "scripts" / "run").read_text()
+    assert f"worker --beat --scheduler {BEAT_SCHEDULER}" in " ".join(serve.WORKER)
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
     command = compose["services"]["worker"]["command"]
     assert "--beat" in command and f"--scheduler {BEAT_SCHEDULER}" in command
