@@ -158,3 +158,13 @@ def test_the_tests_import_only_what_the_dev_extra_names() -> None:
                 if not dists & set(wanted):
                     missing.append(f"{path.relative_to(ROOT)}: {top} ({sorted(dists)})")
     assert not missing, "add them to pyproject's dev extra, then scripts/lock"
+
+
+def test_the_locks_name_no_path_of_this_machine() -> None:
+    """pip-compile writes the dev extra's self-reference as `... @ file:///<checkout>`, a path
+    no other machine has (a fresh clone's `pip install -r` would fail or install another
+    tree); scripts/lock drops it and scripts/setup installs the project itself."""
+    for name in FILES:
+        text = (ROOT / name).read_text(encoding="utf-8")
+        assert not re.search(r"@ file:", text), name
+        assert not re.search(rf"^{PROJECT}\b", text, flags=re.M), name
