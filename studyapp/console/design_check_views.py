@@ -14,13 +14,14 @@ from django.contrib import messages
 from django.contrib.admin import site
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from studyapp.console.design_check_chart import design_check_chart
+from studyapp.console.views import study_or_404
 from studyapp.definition.errors import StudyError
 from studyapp.generation import method_fitting, stored_fits
 from studyapp.models import Study
@@ -30,16 +31,6 @@ from studyapp.studies import access, design_check, monitor_methods, tasks
 CHANGE_PERM = "studyapp.change_study"
 #: seconds between two looks at a running check
 REFRESH_SECONDS = 2
-
-
-def _study(request: HttpRequest, slug: str, perms: tuple[str, ...]) -> Study:
-    study = access.studies_for(request.user).filter(slug=slug).first()
-    if study is None:
-        raise Http404("no such study")
-    missing = [p for p in perms if not access.may(request.user, p)]
-    if missing:
-        raise PermissionDenied(f"missing permissions: {', '.join(missing)}")
-    return study
 
 
 def _int(value: str, name: str, default: int | None) -> int | None:
@@ -92,7 +83,7 @@ def _sources(request: HttpRequest, study: Study) -> list[str]:
 @require_http_methods(["GET", "POST"])
 @staff_member_required
 def design_check_page(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _study(request, slug, access.MONITOR_PERMS)
+    study = study_or_404(request, slug, access.MONITOR_PERMS)
     if request.method == "POST":
         _post(request, study)
         return redirect("console-design-check", slug=study.slug)
@@ -126,6 +117,6 @@ def design_check_page(request: HttpRequest, slug: str) -> HttpResponse:
 @staff_member_required
 def design_check_json(request: HttpRequest, slug: str) -> JsonResponse:
     """The latest check as `check_summary` gives it (null: none yet)."""
-    study = _study(request, slug, access.MONITOR_PERMS)
+    study = study_or_404(request, slug, access.MONITOR_PERMS)
     summary = design_check.check_summary(study, design_check.latest_check(study))
     return JsonResponse({"check": summary})

@@ -27,7 +27,9 @@ from studyapp.studies.monitor import study_monitor
 REFRESH_SECONDS = 5
 
 
-def _study(request: HttpRequest, slug: str, perms: tuple[str, ...]) -> Study:
+def study_or_404(request: HttpRequest, slug: str, perms: tuple[str, ...]) -> Study:
+    """The researcher's study by slug: 404 when they may not see it, 403 naming the missing
+    permissions."""
     study = access.studies_for(request.user).filter(slug=slug).first()
     if study is None:
         raise Http404("no such study")
@@ -48,7 +50,7 @@ def _flag(request: HttpRequest, name: str) -> bool:
 @require_GET
 @staff_member_required
 def monitor_page(request: HttpRequest, slug: str) -> HttpResponse:
-    study = _study(request, slug, access.MONITOR_PERMS)
+    study = study_or_404(request, slug, access.MONITOR_PERMS)
     figures = study_monitor(study)
     states = [(value, label) for value, label in Participant.State.choices]
     return TemplateResponse(
@@ -71,14 +73,14 @@ def monitor_page(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 @staff_member_required
 def monitor_json(request: HttpRequest, slug: str) -> JsonResponse:
-    return JsonResponse(study_monitor(_study(request, slug, access.MONITOR_PERMS)))
+    return JsonResponse(study_monitor(study_or_404(request, slug, access.MONITOR_PERMS)))
 
 
 @never_cache
 @require_GET
 @staff_member_required
 def export_zip(request: HttpRequest, slug: str) -> StreamingHttpResponse:
-    study = _study(request, slug, access.EXPORT_PERMS)
+    study = study_or_404(request, slug, access.EXPORT_PERMS)
     panel, text, test = _flag(request, "panel"), _flag(request, "text"), _flag(request, "test")
     with_r = _flag(request, "r")  # labelled .rds / .sav and analysis.R (ticked in the form)
     stamp = timezone.now().strftime("%Y%m%d-%H%M%S")

@@ -14,7 +14,7 @@ from django.test import Client
 from recourse_engine import synth_pool
 from studyapp.models import Participant, Study
 from studyapp.studies import updates
-from tests.studyapp.conftest import SCHEMA, start
+from tests.studyapp.conftest import SCHEMA, make_study, start
 
 PASSWORD = "a-long-password-1"
 
@@ -110,3 +110,17 @@ def change_url(study: Study) -> str:
 @pytest.fixture
 def owner(transactional_db: Any) -> Any:
     return researcher("owner")
+
+
+@pytest.fixture
+def owner_client(owner: Any) -> Client:
+    return client_for(owner)
+
+
+@pytest.fixture
+def draft(owner: Any) -> Study:
+    """A draft study of the owner's (a test module may define its own `draft`)."""
+    study = make_study(slug="draft", state="draft")
+    study.owner = owner
+    study.save()
+    return study

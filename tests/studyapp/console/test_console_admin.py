@@ -29,19 +29,6 @@ from tests.studyapp.console.conftest import (
 )
 
 
-@pytest.fixture
-def owner_client(owner: Any) -> Client:
-    return client_for(owner)
-
-
-@pytest.fixture
-def draft(owner: Any) -> Study:
-    study = make_study(slug="draft", state="draft")
-    study.owner = owner
-    study.save()
-    return study
-
-
 # --- setup ----------------------------------------------------------------------------------
 def test_setup_with_builtin_schema(owner: Any, owner_client: Client) -> None:
     r = owner_client.post(

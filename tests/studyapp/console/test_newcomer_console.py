@@ -10,7 +10,6 @@ import json
 import re
 from typing import Any
 
-import pytest
 from django.contrib.auth.models import Permission
 from django.test import Client
 
@@ -18,25 +17,11 @@ from studyapp.definition.json_schema import editor_schema
 from studyapp.definition.study_config import SETTINGS
 from studyapp.models import Condition, Study
 from studyapp.studies import services, updates
-from tests.studyapp.conftest import make_study
 from tests.studyapp.console.conftest import change_data, change_url, client_for, researcher
 
 INHERITED = "Inherited default of the reference car-loan study"
 #: the rules the built-in car-loan schema brings (tests/studyapp/conftest.SCHEMA)
 REFERENCE_RULES = ("occupation", "income", "car_purchase", "loans")
-
-
-@pytest.fixture
-def owner_client(owner: Any) -> Client:
-    return client_for(owner)
-
-
-@pytest.fixture
-def draft(owner: Any) -> Study:
-    study = make_study(slug="draft", state="draft")
-    study.owner = owner
-    study.save()
-    return study
 
 
 def _page(client: Client, study: Study) -> str:

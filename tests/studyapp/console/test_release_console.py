@@ -8,28 +8,14 @@ import re
 from datetime import timedelta
 from typing import Any
 
-import pytest
 from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
 from studyapp.models import Participant, Study
 from studyapp.studies import carloan, pool_collection, services, updates
-from tests.studyapp.conftest import make_study, start
-from tests.studyapp.console.conftest import change_data, change_url, client_for
-
-
-@pytest.fixture
-def owner_client(owner: Any) -> Client:
-    return client_for(owner)
-
-
-@pytest.fixture
-def draft(owner: Any) -> Study:
-    study = make_study(slug="draft", state="draft")
-    study.owner = owner
-    study.save()
-    return study
+from tests.studyapp.conftest import start
+from tests.studyapp.console.conftest import change_data, change_url
 
 
 def _row(study: Study) -> dict[str, Any]:
