@@ -9,7 +9,7 @@ class Migration(migrations.Migration):
     initial = True
 
     dependencies = [
-        ("studyapp", "0007_study_builder"),
+        ("studyapp", "0001_squashed_0011_approved_branch_decision_page"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
