@@ -1,4 +1,4 @@
-"""Reading a study export (DESIGN.md § Export) with the checks an analyst would want.
+"""Reading a study export (docs/export.md) with the checks an analyst would want.
 
 `load_export(path)` reads `evaluations.csv` and `participants.csv` (or their
 `.parquet` twins) from an export folder or from the console's export ZIP, checks every

@@ -147,6 +147,22 @@ def test_real_commands_from_a_folder_outside_the_checkout(installed):
     assert done.stdout.strip().startswith(env["_SITE"]), done.stdout
 
 
+def test_settings_imported_outside_the_command_keep_site_files_out_of_site_packages(installed):
+    """A WSGI server or a script imports the settings without `recourse-study`: the database
+    and the site's templates folder are still the working folder's, not site-packages'."""
+    _, venv, env = installed
+    work = Path(env["_WORK"])
+    probe = (
+        "import os; os.environ['DJANGO_SETTINGS_MODULE'] = 'studyapp.config.settings'; "
+        "from django.conf import settings as s; "
+        "print(s.DATABASES['default']['NAME']); print(s.SITE_TEMPLATES_DIR)"
+    )
+    done = _run([str(venv / "bin" / "python"), "-c", probe], work, env)
+    database, templates = done.stdout.split()
+    assert Path(database) == work.resolve() / "var" / "db.sqlite3"
+    assert Path(templates) == work / "templates"
+
+
 def test_a_plain_install_names_the_missing_extra(installed, tmp_path: Path) -> None:
     """`pip install .` without `[study]`: recourse-study says which extra to install, in one
     line, and leaves nothing behind."""

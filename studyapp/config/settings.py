@@ -20,7 +20,10 @@ from pathlib import Path
 import dj_database_url
 
 BASE_DIR = Path(__file__).resolve().parents[2]
-VAR_DIR = Path(os.environ.get("STUDYAPP_VAR_DIR", BASE_DIR / "var")).resolve()
+#: where a site keeps its own files (var/, templates/): the checkout, or for an installed
+#: package the folder it runs in, never site-packages, which the next upgrade replaces
+SITE_DIR = BASE_DIR if (BASE_DIR / "manage.py").is_file() else Path.cwd()
+VAR_DIR = Path(os.environ.get("STUDYAPP_VAR_DIR", SITE_DIR / "var")).resolve()
 
 
 def env_bool(name: str, default: bool = False) -> bool:
@@ -88,7 +91,7 @@ WSGI_APPLICATION = "studyapp.config.wsgi.application"
 
 #: a site's own templates (templates/README.md): a file here named as a packaged participant
 #: page (``studyapp/<page>.html``, Jinja2) or console template is used instead of that one
-SITE_TEMPLATES_DIR = Path(os.environ.get("STUDYAPP_TEMPLATES_DIR", BASE_DIR / "templates"))
+SITE_TEMPLATES_DIR = Path(os.environ.get("STUDYAPP_TEMPLATES_DIR", SITE_DIR / "templates"))
 
 TEMPLATES = [
     {

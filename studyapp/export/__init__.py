@@ -1,4 +1,4 @@
-"""Study export: tidy tables (DESIGN.md § Export) and a codebook describing every column.
+"""Study export: tidy tables (docs/export.md) and a codebook describing every column.
 
 `evaluations.csv` has one row per evaluation, `participants.csv` one per participant,
 `page_visits.csv` one per page a participant was shown (paradata),

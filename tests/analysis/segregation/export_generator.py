@@ -1,11 +1,11 @@
-"""A small synthetic study export following DESIGN.md § Export (for the effects tests).
+"""A small synthetic study export following docs/export.md (for the effects tests).
 
 `participants.csv` and `evaluations.csv` of a car-loan study: each participant
 sees `sparsest:1, proximate:1, random:2` (plus any `extra` strategies) in a random
 display order. Recourses differ by gender on purpose — the sparsest plan raises
 education for women and position for men — so that implementing them moves the
 groups apart, as in the seed paper's argument. `recourse_columns` adds the
-recourse's `origin`, `method` and ranks (DESIGN.md § Export), so that effects by
+recourse's `origin`, `method` and ranks (docs/export.md), so that effects by
 method can be tested on exports with and without them.
 """
 

@@ -1,4 +1,4 @@
-"""Effects of the recourses shown, from a generated export (DESIGN.md § Export).
+"""Effects of the recourses shown, from a generated export (docs/export.md).
 
 The before/after populations are rebuilt here straight from the CSV files (not
 through analysis.segregation.effects) and scored with the slow formulas.

@@ -1,5 +1,5 @@
 """Verdicts, the compliance curve's full-compliance point, effects by method and origin,
-and figures that fit, on generated exports (DESIGN.md § Export).
+and figures that fit, on generated exports (docs/export.md).
 
 The bootstrap interval is recomputed here directly — the same resamples, every
 index by the slow formulas — so a wrong interval cannot hide behind a right rule.

@@ -1,4 +1,4 @@
-"""export_study: DESIGN.md's columns exactly, values as stored, a codebook entry per column,
+"""export_study: docs/export.md's columns exactly, values as stored, a codebook entry per column,
 and a folder the analysis package's own loader accepts."""
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ PROFILE_CODES = {k: int(v) for k, v in PROFILE.items()}
 
 
 def _proximity(x: dict, cf: dict) -> float:
-    """DESIGN.md: |x'-x|/M_i for ordinal items (M_i = n_options - 1), 1 per other change."""
+    """docs/export.md, Distances: |x'-x|/M_i for ordinal items (M_i = n_options - 1), 1 per other change."""
     total = 0.0
     for it in SCHEMA.items:
         if x[it.key] != cf[it.key]:
