@@ -89,6 +89,7 @@ GENERIC_FACTS: dict[str, str] = {
     "generations": "",
     "attention_max_failures": "attention_max_failures",
     "rank_decimals": str(RANK_DECIMALS),
+    "languages": "",
 }
 
 # --- outcomes -----------------------------------------------------------------------------
@@ -249,9 +250,39 @@ _ALL = (
         "returned_at", "datetime", "delayed release: second session began (else empty)", ISO_UTC
     ),
     Column(
+        "device_class",
+        "string",
+        "the device the participant arrived on, as the welcome page's script judged it: a "
+        "touch screen under 600 px on its short side a phone, a larger one a tablet, a mouse "
+        "or trackpad a desktop (empty: the browser ran no script)",
+        "phone; tablet; desktop; empty",
+    ),
+    Column(
+        "viewport_width",
+        "integer",
+        "width of the browser window at arrival in CSS px (empty: not recorded)",
+        "1..20000",
+        optional=True,
+    ),
+    Column(
+        "viewport_height",
+        "integer",
+        "height of the browser window at arrival in CSS px (empty: not recorded)",
+        "1..20000",
+        optional=True,
+    ),
+    Column(
         "assignment",
         "string",
         "how the condition was assigned: least_filled, or block_random:<block number>",
+    ),
+    Column(
+        "language",
+        "string",
+        "the language the participant took the study in (link ?lang=, browser language or "
+        "the welcome page's switch), a language code; every page, e-mail and end page they "
+        "read was in it",
+        "{languages}",
     ),
     Column(
         "is_test",
@@ -281,6 +312,16 @@ _ALL = (
         "items_order_post",
         "string",
         "items of the questionnaire after the evaluations in the order shown",
+        joined=True,
+    ),
+    Column(
+        "questions_shown",
+        "string",
+        "the study's own items shown to the participant: the questionnaire before the "
+        "scenario, the plan pages, the questionnaire after them (items_order_pre, the plan "
+        "pages' items in their defined order, items_order_post); an item not listed was "
+        "hidden by its display logic (its codebook entry says when it is shown) or its page "
+        "was not reached (see outcome), and its q_ column is empty",
         joined=True,
     ),
     Column("page", "string", "page of the study (evaluation-N: plan N)"),
@@ -367,8 +408,8 @@ EVALUATION_COLUMNS = (
     "seconds_on_page",
     "submitted_at",
 )
-#: how each recourse was made and how it ranks: after the item families, as DESIGN.md §
-#: Export orders them (so the columns before keep their places)
+#: how each recourse was made and how it ranks: after the item families, as docs/export.md
+#: orders them (so the columns before keep their places)
 RECOURSE_COLUMNS = ("origin", "method", *RANK_COLUMNS, "method_params", "fit_version", "fallback")
 #: the fixed columns of participants.csv in order; `screen_<key>` columns come after
 #: `outcome`, the profile's `x_<item>` at the end
@@ -396,11 +437,15 @@ PARTICIPANT_COLUMNS = (
     "started_at",
     "finished_at",
     "assignment",
+    "language",
     "is_test",
     "wait_timeouts",
     "submitted_at",
     "released_at",
     "returned_at",
+    "device_class",
+    "viewport_width",
+    "viewport_height",
 )
 #: page_visits.csv: one row per page a participant was shown (paradata)
 PAGE_VISIT_COLUMNS = (
@@ -420,8 +465,8 @@ PROFILE_PREFIX = "x_"
 COUNTERFACTUAL_PREFIX = "cf_"
 SCREENING_PREFIX = "screen_"
 #: researcher-defined items (one column each: evaluations.csv for the evaluation page's items,
-#: participants.csv for the questionnaires'); qualitative codes are named by DESIGN.md §
-#: Export but no writer produces them yet, so the codebook refuses them until one does
+#: participants.csv for the questionnaires'); qualitative codes are named by docs/export.md
+#: but no writer produces them yet, so the codebook refuses them until one does
 QUESTION_PREFIX = "q_"
 CODE_PREFIX = "code_"
 ITEM_PREFIXES = (PROFILE_PREFIX, COUNTERFACTUAL_PREFIX)
@@ -507,16 +552,19 @@ def participant_columns(
     *,
     with_panel_ids: bool = False,
     questions: Mapping[str, Sequence[str]] | None = None,
+    shown: bool = False,
 ) -> list[str]:
     """participants.csv's columns for a schema's item keys and screening question keys;
     `questions`: the questionnaire pages' researcher-defined item keys ({"pre": [...],
-    "post": [...]}), each page's answers followed by the order it showed them in."""
+    "post": [...]}), each page's answers followed by the order it showed them in; `shown`:
+    the study has items of its own, and the row ends with the ones shown (questions_shown)."""
     fixed = [c for c in PARTICIPANT_COLUMNS if with_panel_ids or c not in PANEL_COLUMNS]
     cut = fixed.index("outcome") + 1
     extra: list[str] = []
     for page, keys in (questions or {}).items():
         if keys:
             extra += [*(QUESTION_PREFIX + k for k in keys), f"items_order_{page}"]
+    extra += ["questions_shown"] if shown else []
     return [
         *fixed[:cut],
         *(SCREENING_PREFIX + k for k in screening),

@@ -23,6 +23,7 @@ import pandas as pd
 
 from analysis import contract as c
 from analysis.csv_safety import restore
+from analysis.table_schemas import check_table, export_table
 from recourse_engine import FeatureSchema, SchemaError, load_schema
 from recourse_engine.csv_table import RaggedCsvError, read_csv_table
 
@@ -61,8 +62,8 @@ def _read_table(directory: Path, stem: str) -> tuple[pd.DataFrame, str]:
         try:
             frame = read_csv_table(csv, dtype=dict.fromkeys(c.IDENTIFIERS, str))
             return restore(frame), csv.name  # the text as typed (see analysis.csv_safety)
-        except RaggedCsvError as exc:
-            raise ExportError(str(exc)) from None
+        except RaggedCsvError as exc:  # named by the file's name: load_export gives the folder
+            raise ExportError(str(exc).replace(str(csv), csv.name, 1)) from None
         except (pd.errors.ParserError, UnicodeDecodeError) as exc:
             raise ExportError(f"{csv.name}: cannot parse CSV ({exc})") from exc
         except pd.errors.EmptyDataError:
@@ -79,91 +80,38 @@ def _read_table(directory: Path, stem: str) -> tuple[pd.DataFrame, str]:
     raise ExportError(f"neither {stem}.csv nor {stem}.parquet found")
 
 
-def negative_distance(frame: pd.DataFrame, name: str) -> str | None:
-    """The one rule for the contract's distance columns in any table that has them (an
-    export's or a plain CSV's): no distance is negative. The message, or None."""
-    for col in c.DISTANCE_COLUMNS:
-        if col in frame.columns:
-            bad = (pd.to_numeric(frame[col], errors="coerce") < 0).to_numpy()
-            if bad.any():
-                return f"{name}: row {_first_bad(bad)}, column {col!r}: negative distance"
-    return None
-
-
 def _first_bad(mask: np.ndarray) -> int:
     """1-based data row number (header excluded) of the first True in mask."""
     return int(np.flatnonzero(mask)[0]) + 1
 
 
-def _numeric(frame: pd.DataFrame, name: str, col: str) -> pd.Series:
-    values = pd.to_numeric(frame[col], errors="coerce")
-    bad = values.isna().to_numpy()
-    if bad.any():
-        row = _first_bad(bad)
-        raise ExportError(
-            f"{name}: row {row}, column {col!r}: expected a number, got {frame[col].iloc[row - 1]!r}"
-        )
-    return values
+def _check(frame: pd.DataFrame, name: str, file: str, schema: FeatureSchema | None) -> None:
+    """`frame` against the file's declared schema (`analysis.table_schemas`)."""
+    problem = check_table(frame, export_table(file, schema), name)
+    if problem is not None:
+        raise ExportError(problem)
 
 
-def _require_columns(frame: pd.DataFrame, name: str, required: tuple[str, ...]) -> None:
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise ExportError(f"{name}: missing column(s) {', '.join(missing)}")
-
-
-def _check_evaluations(ev: pd.DataFrame, name: str) -> pd.DataFrame:
-    _require_columns(ev, name, c.REQUIRED[c.EVALUATIONS])
+def _typed_evaluations(ev: pd.DataFrame, name: str, schema: FeatureSchema | None) -> pd.DataFrame:
+    """Checked evaluations with numbers as numbers: ratings, flags and codes as integers
+    (a numeric item's values as floats), distances as floats."""
+    _check(ev, name, c.EVALUATIONS, schema)
     if ev.empty:
         raise ExportError(f"{name}: no evaluations")
-    if ev["participant"].isna().any():
-        raise ExportError(
-            f"{name}: row {_first_bad(ev['participant'].isna().to_numpy())}, column 'participant': empty"
-        )
     ev = ev.copy()
-    lo, hi = c.RATING_SCALE
-    for col in c.RATING_COLUMNS:
-        v = _numeric(ev, name, col)
-        bad = ((v != np.round(v)) | (v < lo) | (v > hi)).to_numpy()
-        if bad.any():
-            row = _first_bad(bad)
-            raise ExportError(
-                f"{name}: row {row}, column {col!r}: rating must be an integer {lo}..{hi}, "
-                f"got {ev[col].iloc[row - 1]!r}"
-            )
-        ev[col] = v.astype(int)
+    for col in (*c.RATING_COLUMNS, "any_impossible"):
+        ev[col] = pd.to_numeric(ev[col]).astype(int)
     for col in c.DISTANCE_COLUMNS:
-        ev[col] = _numeric(ev, name, col)
-    problem = negative_distance(ev, name)
-    if problem:
-        raise ExportError(problem)
-    for col in c.DISTANCE_COLUMNS:
-        ev[col] = ev[col].astype(float)
-    v = _numeric(ev, name, "any_impossible")
-    bad = ~v.isin([0, 1]).to_numpy()
-    if bad.any():
-        raise ExportError(f"{name}: row {_first_bad(bad)}, column 'any_impossible': must be 0 or 1")
-    ev["any_impossible"] = v.astype(int)
-    dup = ev.duplicated(list(c.EVALUATION_KEY)).to_numpy()
-    if dup.any():
-        raise ExportError(
-            f"{name}: row {_first_bad(dup)}: participant and recourse repeat an earlier row"
-        )
+        ev[col] = pd.to_numeric(ev[col]).astype(float)
+    numeric = {it.key for it in schema.items if it.is_numeric} if schema else set()
+    for key in _item_columns(ev, c.PROFILE_PREFIX):
+        for col in (c.PROFILE_PREFIX + key, c.COUNTERFACTUAL_PREFIX + key):
+            ev[col] = pd.to_numeric(ev[col]).astype(float if key in numeric else int)
     return ev
 
 
 def _item_columns(frame: pd.DataFrame, prefix: str) -> list[str]:
     return [c[len(prefix) :] for c in frame.columns if c.startswith(prefix)]
-
-
-def _check_codes(frame: pd.DataFrame, name: str, prefix: str, items: list[str]) -> None:
-    for key in items:
-        col = prefix + key
-        v = _numeric(frame, name, col)
-        bad = (v != np.round(v)).to_numpy()
-        if bad.any():
-            raise ExportError(f"{name}: row {_first_bad(bad)}, column {col!r}: not an option code")
-        frame[col] = v.astype(int)
 
 
 def load_export(path: str | Path) -> StudyExport:
@@ -201,13 +149,24 @@ def load_export(path: str | Path) -> StudyExport:
 
 
 def _load_folder(d: Path) -> StudyExport:
+    schema = None
+    if (d / c.SCHEMA).exists():
+        try:
+            schema = load_schema(d / c.SCHEMA)
+        except SchemaError as exc:
+            raise ExportError(str(exc)) from None
     ev, ev_name = _read_table(d, c.EVALUATIONS)
-    ev = _check_evaluations(ev, ev_name)
+    x_, cf_ = c.PROFILE_PREFIX, c.COUNTERFACTUAL_PREFIX
+    items = _item_columns(ev, x_)
+    missing_cf = [k for k in items if f"{cf_}{k}" not in ev.columns]
+    if missing_cf:
+        raise ExportError(f"{ev_name}: x_ columns without cf_ twin: {', '.join(missing_cf)}")
+    unknown_items = [k for k in items if schema is not None and k not in schema.keys]
+    if unknown_items:
+        raise ExportError(f"{ev_name}: item columns not in schema.json: {', '.join(unknown_items)}")
+    ev = _typed_evaluations(ev, ev_name, schema)
     pa, pa_name = _read_table(d, c.PARTICIPANTS)
-    _require_columns(pa, pa_name, c.REQUIRED[c.PARTICIPANTS])
-    dup = pa["participant"].duplicated().to_numpy()
-    if dup.any():
-        raise ExportError(f"{pa_name}: row {_first_bad(dup)}, column 'participant': duplicate id")
+    _check(pa, pa_name, c.PARTICIPANTS, schema)
     unknown = ~ev["participant"].isin(pa["participant"]).to_numpy()
     if unknown.any():
         row = _first_bad(unknown)
@@ -215,31 +174,4 @@ def _load_folder(d: Path) -> StudyExport:
             f"{ev_name}: row {row}, column 'participant': "
             f"{ev['participant'].iloc[row - 1]!r} is not in {pa_name}"
         )
-    x_, cf_ = c.PROFILE_PREFIX, c.COUNTERFACTUAL_PREFIX
-    items = _item_columns(ev, x_)
-    missing_cf = [k for k in items if f"{cf_}{k}" not in ev.columns]
-    if missing_cf:
-        raise ExportError(f"{ev_name}: x_ columns without cf_ twin: {', '.join(missing_cf)}")
-    _check_codes(ev, ev_name, x_, items)
-    _check_codes(ev, ev_name, cf_, items)
-    schema = None
-    if (d / c.SCHEMA).exists():
-        try:
-            schema = load_schema(d / c.SCHEMA)
-        except SchemaError as exc:
-            raise ExportError(str(exc)) from None
-        unknown_items = [k for k in items if k not in schema.keys]
-        if unknown_items:
-            raise ExportError(
-                f"{ev_name}: item columns not in schema.json: {', '.join(unknown_items)}"
-            )
-        for key in items:
-            it = schema.item(key)
-            for prefix in c.ITEM_PREFIXES:
-                bad = ~it.valid(ev[prefix + key].to_numpy())
-                if bad.any():
-                    raise ExportError(
-                        f"{ev_name}: row {_first_bad(bad)}, column {prefix + key!r}: "
-                        f"code outside {it.min_value:g}..{it.max_value:g}"
-                    )
     return StudyExport(directory=d, evaluations=ev, participants=pa, items=items, schema=schema)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import joblib
 import numpy as np
@@ -34,7 +34,11 @@ class ModelError(ValueError):
     """A model that cannot be trained, loaded or applied as asked."""
 
 
-class DecisionModel(Protocol):
+class DecisionModel:
+    """The interface: the probability of approval of each row of `codes`, and approval where
+    it reaches the threshold. A model gives `_proba`; a stand-in elsewhere (a test's) may
+    instead give both methods itself."""
+
     name: str
     schema_hash: str | None
     #: True when approval depends on the factual profile (the income rule)
@@ -46,7 +50,8 @@ class DecisionModel(Protocol):
         income: np.ndarray | None = None,
         *,
         factual_income: float | None = None,
-    ) -> np.ndarray: ...
+    ) -> np.ndarray:
+        return self._proba(np.atleast_2d(codes), income, factual_income)
 
     def approves(
         self,
@@ -54,11 +59,21 @@ class DecisionModel(Protocol):
         income: np.ndarray | None = None,
         *,
         factual_income: float | None = None,
-    ) -> np.ndarray: ...
+    ) -> np.ndarray:
+        return (
+            self.predict_proba(codes, income, factual_income=factual_income) >= APPROVAL_THRESHOLD
+        )
+
+    def _proba(
+        self, codes: np.ndarray, income: np.ndarray | None, factual_income: float | None
+    ) -> np.ndarray:
+        raise NotImplementedError
 
 
 @dataclass
-class IncomeRule:
+class IncomeRule(DecisionModel):
+    """Approval is the exact comparison; its probability is that approval as 0 or 1."""
+
     ratio: float = 4 / 3
     name: str = "income_rule"
     schema_hash: str | None = None
@@ -69,30 +84,18 @@ class IncomeRule:
             raise ModelError(f"income ratio must be a positive number, got {self.ratio!r}")
         self._frac = Fraction(self.ratio).limit_denominator(10_000)
 
-    def approves(
-        self,
-        codes: np.ndarray,
-        income: np.ndarray | None = None,
-        *,
-        factual_income: float | None = None,
+    def _proba(
+        self, codes: np.ndarray, income: np.ndarray | None, factual_income: float | None
     ) -> np.ndarray:
         if income is None:
             raise ModelError("the income rule needs the candidates' income")
         if factual_income is None:
             raise ModelError("the income rule approves relative to a factual profile's income")
         # income' >= (p/q) income  <=>  q income' >= p income  (exact for integer JPY)
-        return np.asarray(income, dtype=float) * self._frac.denominator >= (
+        approved = np.asarray(income, dtype=float) * self._frac.denominator >= (
             float(factual_income) * self._frac.numerator
         )
-
-    def predict_proba(
-        self,
-        codes: np.ndarray,
-        income: np.ndarray | None = None,
-        *,
-        factual_income: float | None = None,
-    ) -> np.ndarray:
-        return self.approves(codes, income, factual_income=factual_income).astype(float)
+        return approved.astype(float)
 
 
 def _features(
@@ -118,33 +121,20 @@ def _labels(pool: Pool, label: str) -> np.ndarray:
     return y.astype(int)
 
 
-class _TrainedModel:
-    """Trained models: a probability from the schema's features (`_proba`), approval where
-    it reaches the threshold. Neither depends on the factual."""
+class _TrainedModel(DecisionModel):
+    """Trained models: a probability from the schema's features (`_feature_proba`); neither
+    it nor approval depends on the factual."""
 
     schema: FeatureSchema
     use_income: bool
 
-    def _proba(self, feats: np.ndarray) -> np.ndarray:
+    def _proba(
+        self, codes: np.ndarray, income: np.ndarray | None, factual_income: float | None
+    ) -> np.ndarray:
+        return self._feature_proba(_features(self.schema, codes, income, self.use_income))
+
+    def _feature_proba(self, feats: np.ndarray) -> np.ndarray:
         raise NotImplementedError
-
-    def predict_proba(
-        self,
-        codes: np.ndarray,
-        income: np.ndarray | None = None,
-        *,
-        factual_income: float | None = None,
-    ) -> np.ndarray:
-        return self._proba(_features(self.schema, np.atleast_2d(codes), income, self.use_income))
-
-    def approves(
-        self,
-        codes: np.ndarray,
-        income: np.ndarray | None = None,
-        *,
-        factual_income: float | None = None,
-    ) -> np.ndarray:
-        return self.predict_proba(codes, income) >= APPROVAL_THRESHOLD
 
 
 @dataclass
@@ -159,7 +149,7 @@ class SklearnModel(_TrainedModel):
     def __post_init__(self) -> None:
         self.schema_hash = self.schema.hash()
 
-    def _proba(self, feats: np.ndarray) -> np.ndarray:
+    def _feature_proba(self, feats: np.ndarray) -> np.ndarray:
         return self.estimator.predict_proba(feats)[:, 1]
 
 
@@ -225,7 +215,7 @@ class TorchMLP(_TrainedModel):
 
         return self.module(torch.as_tensor(feats, dtype=torch.float32)).squeeze(-1)
 
-    def _proba(self, feats: np.ndarray) -> np.ndarray:
+    def _feature_proba(self, feats: np.ndarray) -> np.ndarray:
         import torch
 
         with torch.no_grad():

@@ -271,14 +271,20 @@ def action_effectiveness(
     return out
 
 
-def _facts_inputs(
+def _facts_effectiveness(
+    schema: FeatureSchema,
+    model: DecisionModel,
     factuals: np.ndarray,
     counterfactuals: np.ndarray,
     groups: Sequence[object] | np.ndarray,
     max_actions: int,
     max_per_group: int,
     seed: int,
-) -> tuple[np.ndarray, np.ndarray, dict[str, np.ndarray]]:
+) -> dict[str, np.ndarray | None]:
+    """What FACTS' per-group measures score: per group, the (|A|, group) effectiveness matrix
+    of the actions A (the valid recourses' actions, at most `max_actions` drawn with `seed`)
+    for the group's factuals (at most `max_per_group`, drawn with `seed`); None without
+    actions."""
     x = np.atleast_2d(np.asarray(factuals, dtype=float))
     cf = np.atleast_2d(np.asarray(counterfactuals, dtype=float))
     g = _groups(groups, len(x)).astype(str)
@@ -286,13 +292,14 @@ def _facts_inputs(
     rows = np.flatnonzero(found_mask(cf))
     if len(rows) > max_actions:
         rows = np.sort(rng.choice(rows, max_actions, replace=False))
-    people: dict[str, np.ndarray] = {}
+    fa, ca = x[rows], cf[rows]
+    out: dict[str, np.ndarray | None] = {}
     for label in sorted(set(g)):
         idx = np.flatnonzero(g == label)
         if len(idx) > max_per_group:
             idx = np.sort(rng.choice(idx, max_per_group, replace=False))
-        people[label] = idx
-    return x[rows], cf[rows], people
+        out[label] = action_effectiveness(schema, model, fa, ca, x[idx]) if len(fa) else None
+    return out
 
 
 def equal_effectiveness(
@@ -312,17 +319,10 @@ def equal_effectiveness(
 
     At most `max_per_group` factuals per group are tried (drawn with `seed`).
     """
-    fa, ca, people = _facts_inputs(
-        factuals, counterfactuals, groups, max_actions, max_per_group, seed
+    effective = _facts_effectiveness(
+        schema, model, factuals, counterfactuals, groups, max_actions, max_per_group, seed
     )
-    x = np.atleast_2d(np.asarray(factuals, dtype=float))
-    per: dict[str, float] = {}
-    for label, idx in people.items():
-        if len(fa) == 0:
-            per[label] = 0.0
-            continue
-        eff = action_effectiveness(schema, model, fa, ca, x[idx])
-        per[label] = float(eff.any(axis=0).mean())
+    per = {k: 0.0 if e is None else float(e.any(axis=0).mean()) for k, e in effective.items()}
     return per, _gap(per)
 
 
@@ -343,17 +343,12 @@ def equal_choice_of_recourse(
     between groups (0: every group has as many effective choices)."""
     if not 0.0 <= phi <= 1.0:
         raise ValueError(f"phi must be in [0, 1], got {phi}")
-    fa, ca, people = _facts_inputs(
-        factuals, counterfactuals, groups, max_actions, max_per_group, seed
+    effective = _facts_effectiveness(
+        schema, model, factuals, counterfactuals, groups, max_actions, max_per_group, seed
     )
-    x = np.atleast_2d(np.asarray(factuals, dtype=float))
-    per: dict[str, float] = {}
-    for label, idx in people.items():
-        if len(fa) == 0 or len(idx) == 0:
-            per[label] = 0.0
-            continue
-        eff = action_effectiveness(schema, model, fa, ca, x[idx]).mean(axis=1)
-        per[label] = float((eff >= phi).mean())
+    per = {
+        k: 0.0 if e is None else float((e.mean(axis=1) >= phi).mean()) for k, e in effective.items()
+    }
     return per, _gap(per)
 
 

@@ -10,12 +10,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from . import table_rules as rules
 from .csv_table import RaggedCsvError, read_csv_table
-from .schema import FeatureSchema
+from .schema import FeatureSchema, Item
 
 
 class PoolError(ValueError):
@@ -55,16 +57,41 @@ class Pool:
         return out
 
 
-def _show(value: object) -> str:
-    """A cell as a person reads it: strings quoted, numbers plain (no numpy repr)."""
-    if isinstance(value, np.generic):
-        value = value.item()
-    return repr(value) if isinstance(value, str) else str(value)
+def item_allowed(item: Item) -> str:
+    """What a pool cell of `item` may hold, as its error message words it."""
+    if item.is_numeric:
+        return f"a number in [{item.min_value:g}, {item.max_value:g}]"
+    return f"an option code 1..{item.n_options}"
 
 
-def _row_of(mask: np.ndarray) -> int:
-    """1-based data row (header excluded) of the first True."""
-    return int(np.flatnonzero(mask)[0]) + 1
+def pool_table(schema: FeatureSchema, *, require_income: bool = True) -> Any:
+    """The pool's columns as a pandera schema (`recourse_engine.table_rules`): a unique
+    non-empty `id`, `income` (JPY) a finite number not below 0, and each schema item's
+    codes (or values, for a numeric item); any other column is kept as it is."""
+    columns = {
+        "id": rules.column(
+            [rules.rule(lambda s: s.astype(str).str.strip() != "", "is not an id",
+                        empty_fails=True),
+             rules.unique()],
+            empty=False,
+        ),  # fmt: skip
+        "income": rules.column(
+            [rules.number(), rules.finite(), rules.at_least(0)], required=require_income
+        ),
+    }
+    for it in schema.items:
+        columns[it.key] = rules.column([item_rule(it)])
+    return rules.table(columns)
+
+
+def item_rule(item: Item, *, empty_fails: bool = True) -> Any:
+    """An item's cells hold its codes (or values, for a numeric item): the rule wherever a
+    table holds them (a pool, an export's profiles and counterfactuals)."""
+    return rules.rule(
+        lambda s: item.valid(pd.to_numeric(s, errors="coerce")),
+        f"is not {item_allowed(item)}",
+        empty_fails=empty_fails,
+    )
 
 
 def pool_from_frame(
@@ -74,61 +101,26 @@ def pool_from_frame(
     source: str = "pool",
     require_income: bool = True,
 ) -> Pool:
-    """Validate a table and build a Pool; raises PoolError naming source, row and column."""
+    """Validate a table against `pool_table` and build a Pool; raises PoolError naming
+    source, row and column."""
     if not isinstance(frame, pd.DataFrame):
         raise PoolError(f"{source}: expected a table")
     cols = [str(c) for c in frame.columns]
     dup_cols = sorted({c for c in cols if cols.count(c) > 1})
     if dup_cols:
         raise PoolError(f"{source}: duplicate column(s) {', '.join(dup_cols)}")
-    required = ["id", *(["income"] if require_income else []), *schema.keys]
-    missing = [c for c in required if c not in frame.columns]
-    if missing:
-        raise PoolError(f"{source}: missing column(s) {', '.join(missing)}")
+    problem = rules.first_problem(frame, pool_table(schema, require_income=require_income))
+    if problem is not None:
+        raise PoolError(f"{source}: {problem}")
     if len(frame) == 0:
         raise PoolError(f"{source}: no rows")
-    ids = frame["id"]
-    if ids.isna().any():
-        raise PoolError(f"{source}: row {_row_of(ids.isna().to_numpy())}, column 'id': empty id")
-    ids = ids.astype(str).str.strip().to_numpy(dtype=object)
-    empty = ids == ""
-    if empty.any():
-        raise PoolError(f"{source}: row {_row_of(empty)}, column 'id': empty id")
-    dup = pd.Series(ids).duplicated().to_numpy()
-    if dup.any():
-        row = _row_of(dup)
-        raise PoolError(f"{source}: row {row}, column 'id': duplicate id {ids[row - 1]!r}")
-
+    ids = frame["id"].astype(str).str.strip().to_numpy(dtype=object)
     income = None
     if "income" in frame.columns:
-        inc = pd.to_numeric(frame["income"], errors="coerce").to_numpy(dtype=float)
-        bad = ~np.isfinite(inc)
-        if bad.any():
-            row = _row_of(bad)
-            raise PoolError(
-                f"{source}: row {row}, column 'income': not a number "
-                f"({_show(frame['income'].iloc[row - 1])})"
-            )
-        if (inc < 0).any():
-            raise PoolError(f"{source}: row {_row_of(inc < 0)}, column 'income': negative income")
-        income = inc
-
+        income = pd.to_numeric(frame["income"], errors="coerce").to_numpy(dtype=float)
     codes = np.empty((len(frame), schema.d), dtype=float, order="F")
     for j, it in enumerate(schema.items):
-        raw = frame[it.key]
-        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-        bad = ~it.valid(values)
-        if bad.any():
-            row = _row_of(bad)
-            allowed = (
-                f"a number in [{it.min_value:g}, {it.max_value:g}]"
-                if it.is_numeric
-                else f"an option code 1..{it.n_options}"
-            )
-            raise PoolError(
-                f"{source}: row {row}, column {it.key!r}: {_show(raw.iloc[row - 1])} is not {allowed}"
-            )
-        codes[:, j] = values
+        codes[:, j] = pd.to_numeric(frame[it.key], errors="coerce").to_numpy(dtype=float)
     known = {"id", "income", *schema.keys}
     extra = frame[[c for c in frame.columns if c not in known]].reset_index(drop=True)
     return Pool(schema_hash=schema.hash(), ids=ids, codes=codes, income=income, extra=extra)

@@ -87,7 +87,10 @@ class Study(Versioned, StudyKindAndRelease, models.Model):
         settings.AUTH_USER_MODEL, blank=True, related_name="shared_studies"
     )
     language = models.CharField(
-        max_length=8, choices=STUDY_LANGUAGES, default="en", help_text="Participant pages."
+        max_length=8, choices=STUDY_LANGUAGES, default="en", help_text="The default language."
+    )
+    languages = models.JSONField(
+        default=list, blank=True, help_text="Every language of the study, the default first."
     )
     schema = models.JSONField(help_text="Feature schema (profile items, screening, evaluation).")
     schema_hash = models.CharField(max_length=32)
@@ -180,21 +183,21 @@ class Study(Versioned, StudyKindAndRelease, models.Model):
 
     @property
     def page_texts(self) -> dict[str, str]:
-        """Texts in the study's language (falling back to English, key by key), as written."""
+        """Texts in the study's default language (`page_texts_in`)."""
+        return self.page_texts_in(self.language)
+
+    def page_texts_in(self, language: str) -> dict[str, str]:
+        """Texts in `language` as written, falling back key by key to the study's default
+        language, then English (a draft may lack some; going live refuses that)."""
         texts = self.texts or {}
-        english = texts.get("en", {})
-        return {**english, **texts.get(self.language, {})}
+        return {**texts.get("en", {}), **texts.get(self.language, {}), **texts.get(language, {})}
 
-    def texts_for(self, design: str = "") -> dict[str, str]:
-        """The page texts with their placeholders filled from `design` (blank: the study's)."""
+    def texts_for(self, design: str = "", language: str = "") -> dict[str, str]:
+        """The page texts in `language` (blank: the default) with their placeholders filled
+        from `design` (blank: the study's)."""
         values = text_placeholders.design_values(design or self.design)
-        return {k: text_placeholders.fill(str(v), values) for k, v in self.page_texts.items()}
-
-    @property
-    def public_title(self) -> str:
-        """The title participants read (tab, e-mail subject): the page text `title`; the
-        internal title never reaches them. Blank when the study sets none."""
-        return str(self.page_texts.get("title", "")).strip()
+        texts = self.page_texts_in(language or self.language)
+        return {k: text_placeholders.fill(str(v), values) for k, v in texts.items()}
 
 
 class Condition(models.Model):
@@ -258,6 +261,11 @@ class Participant(ParticipantRelease, models.Model):
         EXPIRED = "expired", "Did not return before the deadline (delayed release)"
         APPROVED = "approved", "The decision model approved the profile"
 
+    class Device(models.TextChoices):
+        PHONE = "phone", "Phone"
+        TABLET = "tablet", "Tablet"
+        DESKTOP = "desktop", "Desktop or laptop"
+
     class Generation(models.TextChoices):
         NONE = "", "Not requested"
         QUEUED = "queued", "Queued"
@@ -295,6 +303,9 @@ class Participant(ParticipantRelease, models.Model):
     income_band = models.CharField(max_length=40, blank=True, default="")
     income_jpy = models.FloatField(null=True, blank=True)
     consent_version = models.CharField(max_length=40, blank=True, default="")
+    language = models.CharField(
+        max_length=8, blank=True, default="", help_text="The participant's (blank: the study's)."
+    )
     consented_at = models.DateTimeField(null=True, blank=True)
     completion_code = models.CharField(max_length=40, blank=True, default="")
     selection_seed = models.BigIntegerField(null=True, blank=True)
@@ -312,6 +323,17 @@ class Participant(ParticipantRelease, models.Model):
     requeued_at = models.DateTimeField(null=True, blank=True)
     flagged = models.BooleanField(default=False)
     flag_reason = models.CharField(max_length=300, blank=True, default="")
+    # the device the participant arrived on, as the welcome page's script measured it (an
+    # analyst's covariates; blank where the browser ran no script)
+    device_class = models.CharField(
+        max_length=10, choices=Device.choices, blank=True, default="", help_text="At arrival."
+    )
+    viewport_width = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Browser window's width at arrival (CSS px)."
+    )
+    viewport_height = models.PositiveSmallIntegerField(
+        null=True, blank=True, help_text="Browser window's height at arrival (CSS px)."
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -332,11 +354,16 @@ class Participant(ParticipantRelease, models.Model):
     def __str__(self) -> str:
         return f"P{self.pk} ({self.state})"
 
+    @property
+    def page_language(self) -> str:
+        """The language of every page, e-mail and end page of this participant."""
+        return self.language or self.study.language
+
     @cached_property
     def page_texts(self) -> dict[str, str]:
-        """The study's page texts with placeholders filled from this participant's design
-        (their condition's when it has its own)."""
-        texts = self.study.page_texts
+        """The study's page texts in the participant's language, with placeholders filled
+        from their design (their condition's when it has its own)."""
+        texts = self.study.page_texts_in(self.page_language)
         if not text_placeholders.names_design(texts):
             return texts  # nothing to fill: no need to look the condition up
         design = ""
@@ -346,7 +373,7 @@ class Participant(ParticipantRelease, models.Model):
                 .values_list("design", flat=True)
                 .first()
             ) or ""
-        return self.study.texts_for(design.strip())
+        return self.study.texts_for(design.strip(), self.page_language)
 
 
 class Profile(models.Model):

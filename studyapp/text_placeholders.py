@@ -16,8 +16,12 @@ from dataclasses import dataclass
 
 from recourse_engine import DesignError, parse_design
 
-#: a placeholder as texts write it: a name in braces (other braces are left alone)
-PATTERN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*)\}")
+#: a placeholder as texts write it: a name in braces, or an earlier answer's name
+#: ("{q.age}", "{profile.position}"); other braces are left alone
+PATTERN = re.compile(r"\{([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)?)\}")
+#: where an answer placeholder's answer comes from: the study's own items, the screening,
+#: the profile (`definition.logic` checks them with the study's questions and fills them)
+ANSWER_SOURCES = ("q", "screening", "profile")
 
 
 @dataclass(frozen=True)
@@ -43,9 +47,16 @@ def allowed_in(key: str) -> list[str]:
     return [p.name for p in PLACEHOLDERS.values() if not p.texts or key in p.texts]
 
 
+def answer_names(text: str) -> list[str]:
+    """The earlier answers a text names ("q.age", ...), each once, in order."""
+    found = PATTERN.findall(text)
+    return list(dict.fromkeys(n for n in found if n.partition(".")[0] in ANSWER_SOURCES))
+
+
 def unknown_placeholders(key: str, text: str) -> list[str]:
-    """The `{names}` in the text `key` that are no placeholder of that text, in order."""
-    allowed = set(allowed_in(key))
+    """The `{names}` in the text `key` that are no placeholder of that text, in order (an
+    answer's name is checked with the study's questions: `definition.logic`)."""
+    allowed = {*allowed_in(key), *answer_names(text)}
     return list(dict.fromkeys(n for n in PATTERN.findall(text) if n not in allowed))
 
 

@@ -6,10 +6,8 @@ accepted by every command."""
 from __future__ import annotations
 
 import argparse
-import os
+import re
 import shutil
-import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -19,10 +17,10 @@ from analysis.__main__ import build_parser as analysis_parser
 from analysis.__main__ import main as analysis_main
 from recourse_engine.cli import build_parser as engine_parser
 from recourse_engine.cli import main as engine_main
+from tests.run_cli import run_study
 
 ROOT = Path(__file__).resolve().parents[1]
 DEMO_EXPORT = ROOT / "examples" / "data" / "demo_export"
-STUDY = Path(sys.executable).parent / "recourse-study"
 
 
 def _files(folder: Path) -> list[str]:
@@ -58,7 +56,19 @@ def inputs(tmp_path: Path) -> Path:
     (tmp_path / "ragged.csv").write_text("\n".join([rows[0], rows[1], rows[2] + ",9", *rows[3:]]))
     (tmp_path / "trailing.csv").write_text("\n".join([rows[0], *(r + "," for r in rows[1:])]))
     (tmp_path / "negative.csv").write_text(ratings.replace("\n0,1,0.333,", "\n0,-1,0.333,", 1))
+    (tmp_path / "infinite.csv").write_text(ratings.replace("\n0,1,0.333,", "\n0,1,inf,", 1))
     (tmp_path / "codings.csv").write_text("unit,coder,codes\n1:x,a,c1\n1:x,b,c1,extra\n")
+    (tmp_path / "trailing_codings.csv").write_text("unit,coder,codes\n1:x,a,c1,\n1:x,b,c1,\n")
+    (tmp_path / "negative_codings.csv").write_text(
+        "unit,coder,codes,proximity\n1:x,a,c1,-0.5\n1:x,b,c1,0.5\n"
+    )
+    (tmp_path / "codes_without_unit.csv").write_text("unit,code\n1:x,c1\n,c2\n")
+    header, *body = pool
+    toeic = header.split(",").index("toeic")
+    cells = body[2].split(",")
+    cells[toeic] = "B2"  # a level where the item's option code belongs
+    body[2] = ",".join(cells)
+    (tmp_path / "wrong_type_pool.csv").write_text("\n".join([header, *body]) + "\n")
     trailing_export = tmp_path / "trailing_export"
     shutil.copytree(DEMO_EXPORT, trailing_export)
     ev = (trailing_export / "evaluations.csv").read_text().splitlines()
@@ -105,6 +115,12 @@ ENGINE_CASES = {
                       "--out", "{out}", "--no-progress"],
     "ragged training pool": ["train-model", "--pool", "{tmp}/ragged_pool.csv", "--label", "x",
                              "--out", "{out}"],
+    "wrong type in a pool column": ["recourses", "--pool", "{tmp}/wrong_type_pool.csv",
+                                    "--profiles", "{tmp}/pool.csv", "--out", "{out}"],
+    "wrong type in a profiles column": ["recourses", "--pool", "{tmp}/pool.csv", "--profiles",
+                                        "{tmp}/wrong_type_pool.csv", "--out", "{out}"],
+    "wrong type in a training pool": ["train-model", "--pool", "{tmp}/wrong_type_pool.csv",
+                                      "--label", "x", "--out", "{out}", "--no-progress"],
 }  # fmt: skip
 
 ANALYSIS_CASES = {
@@ -133,6 +149,18 @@ ANALYSIS_CASES = {
     "reproduce zero runs": ["reproduce", "--dataset", "adult", "--runs", "0", "--out", "{out}"],
     "segregation ragged": ["segregation", "--input", "{tmp}/ragged.csv", "--group",
                            "participant", "--features", "sparsity", "--out", "{out}"],
+    "gamm infinite distance": ["gamm", "--input", "{tmp}/infinite.csv", "--outcome", "action",
+                               "--distance", "sparsity", "--out", "{out}"],
+    "gamm formula negative distance": ["gamm", "--input", "{tmp}/negative.csv", "--formula",
+                                       "action ~ s(proximity)", "--out", "{out}"],
+    "segregation trailing commas": ["segregation", "--input", "{tmp}/trailing.csv", "--group",
+                                    "participant", "--features", "sparsity", "--out", "{out}"],
+    "segregation negative distance": ["segregation", "--input", "{tmp}/negative.csv", "--group",
+                                      "participant", "--features", "proximity", "--out",
+                                      "{out}"],
+    "segregation infinite distance": ["segregation", "--input", "{tmp}/infinite.csv", "--group",
+                                     "participant", "--features", "proximity", "--out",
+                                     "{out}", "--no-progress"],
     "segregation eps quantile": ["segregation", "--input", "{tmp}/ratings.csv", "--group",
                                  "participant", "--features", "sparsity", "--eps-quantile",
                                  "2", "--out", "{out}"],
@@ -154,6 +182,13 @@ ANALYSIS_CASES = {
                               "--out", "{out}", "--no-progress"],
     "coding ragged codings": ["coding", "agreement", "--codings", "{tmp}/codings.csv",
                               "--out", "{out}", "--no-progress"],
+    "coding trailing commas": ["coding", "agreement", "--codings",
+                               "{tmp}/trailing_codings.csv", "--out", "{out}"],
+    "coding negative distance": ["coding", "agreement", "--codings",
+                                 "{tmp}/negative_codings.csv", "--out", "{out}"],
+    "coding codes without a unit": ["coding", "quotes", "--export", str(DEMO_EXPORT),
+                                    "--codings", "{tmp}/codes_without_unit.csv", "--code", "c1",
+                                    "--out", "{out}"],
     "coding k not a number": ["coding", "suggest", "--export", str(DEMO_EXPORT), "--field",
                               "action_why", "--k", "abc", "--out", "{out}"],
     "coding bad band": ["coding", "quotes", "--export", str(DEMO_EXPORT), "--ratings", "x",
@@ -183,6 +218,34 @@ def test_analysis_bad_input(inputs: Path, capsys: pytest.CaptureFixture, args: l
     status = _status(analysis_main, _fill(args, inputs))
     _assert_one_error(status, capsys.readouterr().err)
     assert _files(inputs) == before
+
+
+DISTANCE_CASES = {name: args for name, args in ANALYSIS_CASES.items() if "distance" in name}
+
+
+@pytest.mark.parametrize("args", DISTANCE_CASES.values(), ids=DISTANCE_CASES)
+def test_a_bad_distance_is_what_is_refused(
+    inputs: Path, capsys: pytest.CaptureFixture, args: list[str]
+) -> None:
+    """The same rule for a distance in an export and in every plain CSV: the refusal names
+    the distance, not a later problem of the same file."""
+    assert _status(analysis_main, _fill(args, inputs)) == 2
+    err = capsys.readouterr().err
+    assert re.search(r"row 1, column '(sparsity|proximity)': (-[\d.]+ is below 0|inf is not a "
+                     r"finite number)$", err.strip()), err  # fmt: skip
+
+
+WRONG_TYPE_CASES = {name: args for name, args in ENGINE_CASES.items() if "wrong type" in name}
+
+
+@pytest.mark.parametrize("args", WRONG_TYPE_CASES.values(), ids=WRONG_TYPE_CASES)
+def test_a_wrong_type_in_a_pool_column_is_named(
+    inputs: Path, capsys: pytest.CaptureFixture, args: list[str]
+) -> None:
+    assert _status(engine_main, _fill(args, inputs)) == 2
+    err = capsys.readouterr().err
+    assert err.endswith("wrong_type_pool.csv: row 3, column 'toeic': 'B2' is not an option code "
+                        "1..8\n"), err  # fmt: skip
 
 
 def test_ragged_rows_are_named_by_line(inputs: Path, capsys: pytest.CaptureFixture) -> None:
@@ -228,20 +291,11 @@ def test_every_engine_and_analysis_command_accepts_no_progress() -> None:
 # --- recourse-study: Django's management commands, run as a user runs them -----------------
 
 
-def _study(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items()
-            if k not in ("STUDYAPP_VAR_DIR", "DATABASE_URL", "PYTHONPATH", "PORT")}  # fmt: skip
-    return subprocess.run(
-        [str(STUDY), *args], cwd=cwd, env={**base, **env},
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-
-
 @pytest.fixture(scope="module")
 def study_folder(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder whose database holds the demo study `carloan`."""
     folder = tmp_path_factory.mktemp("study")
-    made = _study(["create_demo_study", "--pool-size", "20", "--no-admin"], folder)
+    made = run_study(["create_demo_study", "--pool-size", "20", "--no-admin"], folder)
     assert made.returncode == 0, made.stderr
     return folder
 
@@ -265,6 +319,9 @@ STUDY_CASES = {
     "url malformed": ["simulate_participants", "carloan", "--url", "ftp://x"],
     "sample not a number": ["check_design", "carloan", "--sample", "abc"],
     "no stored check": ["check_design", "carloan", "--stored", "--no-progress"],
+    "translation into a language the study lacks": ["translations", "carloan", "export", "fr",
+                                                    "--out", "fr.po"],
+    "translation file missing": ["translations", "carloan", "import", "en", "nosuch.po"],
 }  # fmt: skip
 
 
@@ -273,7 +330,7 @@ STUDY_CASES = {
 def test_study_bad_input(study_folder: Path, args: list[str]) -> None:
     before = _files(study_folder)
     db = (study_folder / "var" / "db.sqlite3").read_bytes()
-    done = _study(args, study_folder)
+    done = run_study(args, study_folder)
     _assert_one_error(done.returncode, done.stderr)
     assert "CommandError" not in done.stderr
     assert _files(study_folder) == before
@@ -283,7 +340,7 @@ def test_study_bad_input(study_folder: Path, args: list[str]) -> None:
 @pytest.mark.slow
 def test_study_bad_input_in_a_fresh_folder_leaves_nothing(tmp_path: Path) -> None:
     """The embedded database is set up (one note), the command refused (the last line)."""
-    done = _study(["create_demo_study", "--design", "nosuch"], tmp_path)
+    done = run_study(["create_demo_study", "--design", "nosuch"], tmp_path)
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1].startswith("error: --design 'nosuch': ")
     assert [line for line in done.stderr.splitlines() if line.startswith("error:")] == [
@@ -295,7 +352,7 @@ def test_study_bad_input_in_a_fresh_folder_leaves_nothing(tmp_path: Path) -> Non
 @pytest.mark.slow
 def test_study_unmigrated_database(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'lab.sqlite3'}"
-    done = _study(["export_study", "carloan", "--out", "out"], tmp_path, DATABASE_URL=url)
+    done = run_study(["export_study", "carloan", "--out", "out"], tmp_path, DATABASE_URL=url)
     _assert_one_error(done.returncode, done.stderr)
     assert "run `recourse-study migrate` first" in done.stderr
     assert not (tmp_path / "out").exists() and not (tmp_path / "var").exists()

@@ -63,6 +63,13 @@ def test_shown_output_matches_printed_lines():
     assert not shown_matches("done.", printed) and not shown_matches("Admin: …  user bob", printed)
 
 
+def test_p_values_at_the_precision_floor_match_mgcvs_floor_and_nothing_else():
+    shown = "s(participant)  253.007  361.000  15.684    <2e-16 ***"
+    assert shown_matches(shown, ["s(participant)  253.007  361.000  15.684  2.78e-16 ***"])
+    assert not shown_matches(shown, ["s(participant)  253.007  361.000  15.684  2.78e-06 ***"])
+    assert not shown_matches(shown, ["s(participant)  253.007  361.000  15.685  2.78e-16 ***"])
+
+
 def test_readme_and_docs_have_runnable_blocks():
     names = {p.name for p in _docs_with_blocks()}
     assert {"README.md", "studyapp.md", "gamm.md"} <= names, names

@@ -19,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis import table_schemas
 from analysis.cli.common import CliError, add_command, fail, out_folder, read_csv
 
 #: `--export`'s help: the free-text answers are only in an export written with the text
@@ -80,7 +81,7 @@ def _agreement(args: argparse.Namespace) -> int:
         from analysis.coding import Codebook, agreement
 
         out = out_folder(args.out)
-        codings = read_csv(args.codings)
+        codings = read_csv(args.codings, table_schemas.codings())
         codebook = Codebook.read(args.codebook) if args.codebook else None
         result = agreement(codings, codebook)
         out.mkdir(parents=True, exist_ok=True)
@@ -117,9 +118,7 @@ def _quotes(args: argparse.Namespace) -> int:
 
         out = out_folder(args.out)
         band = _band(args.ratings)
-        codes = read_csv(args.codings) if args.codings else None
-        if codes is not None and not {"unit", "code"} <= set(codes.columns):
-            raise CliError(f"{args.codings}: needs the columns unit and code")
+        codes = read_csv(args.codings, table_schemas.coded_units()) if args.codings else None
         table = quotes_table(_evaluations(args.export), codes, want=args.code, ratings=band,
                              field=args.field)  # fmt: skip
         paths = write_quotes(table, out)

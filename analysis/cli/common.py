@@ -17,6 +17,7 @@ from typing import Any
 
 import pandas as pd
 
+from analysis.table_schemas import check_table
 from recourse_engine.cli_convention import OutFolderError, check_out_folder
 from recourse_engine.cli_convention import add_command as convention_command
 from recourse_engine.csv_table import RaggedCsvError, read_csv_table
@@ -85,18 +86,24 @@ def refuse_json_flag(args: argparse.Namespace, writes: str) -> None:
         raise CliError(f"--json FILE was replaced by --out DIR (the command writes {writes} there)")
 
 
-def read_csv(path: Path) -> pd.DataFrame:
-    """The CSV at `path`; a missing, empty or unparsable file is a CliError naming it."""
+def read_csv(path: Path, schema: Any = None) -> pd.DataFrame:
+    """The CSV at `path`, checked against its declared pandera `schema`
+    (`analysis.table_schemas`) when given; a missing, empty, unparsable or ill-formed file
+    is a CliError naming it (and the row and column of the first problem)."""
     if not path.is_file():
         raise CliError(f"{path}: no such file")
     try:
-        return read_csv_table(path)
+        frame = read_csv_table(path)
     except RaggedCsvError as exc:
         raise CliError(str(exc)) from None
     except pd.errors.EmptyDataError:
         raise CliError(f"{path}: file is empty") from None
     except (pd.errors.ParserError, UnicodeDecodeError) as exc:
         raise CliError(f"{path}: cannot parse CSV ({str(exc).splitlines()[0]})") from None
+    problem = None if schema is None else check_table(frame, schema, str(path))
+    if problem is not None:
+        raise CliError(problem)
+    return frame
 
 
 def progress_bar() -> Callable[[str, int, int], None]:

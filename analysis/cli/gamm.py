@@ -10,8 +10,8 @@ from pathlib import Path
 import numpy as np
 
 from analysis.cli.common import CliError, add_command, fail, out_folder, read_csv, refuse_json_flag
-from analysis.export import negative_distance
 from analysis.gamm.validate import GammInputError
+from analysis.table_schemas import gamm_input
 
 #: the files `gamm --out DIR` writes
 GAMM_JSON, GAMM_TEXT = "gamm.json", "summary.txt"
@@ -38,10 +38,7 @@ def run_gamm(args: argparse.Namespace) -> int:
             from analysis.gamm.formula import parse_formula
 
             parse_formula(args.formula)  # a bad formula is refused before the file is read
-        data = read_csv(Path(args.input))
-        problem = negative_distance(data, args.input)
-        if problem:
-            raise CliError(problem)
+        data = read_csv(Path(args.input), gamm_input(args.distance, args.participant))
         data.attrs["source"] = args.input
         if args.formula is not None:
             fit = fit_gamm(args.formula, data, method=args.method)

@@ -26,6 +26,7 @@ from analysis.cli.common import (
     refuse_json_flag,
 )
 from analysis.segregation.catalogue import CATALOGUE
+from analysis.table_schemas import check_table, population
 
 #: the files `segregation --out DIR` writes
 INDICES_JSON, INDICES_CSV = "indices.json", "indices.csv"
@@ -70,7 +71,12 @@ def register(subparsers: Any) -> None:
 def read_population(
     path: Path, group: str, features: list[str], units: str | None
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray | None]:
-    """Read and check the CSV: named columns exist, features are finite numbers, no gaps."""
+    """Read the CSV and check it against its declared schema (`analysis.table_schemas.population`):
+    the named columns exist, the features are finite numbers, no gaps."""
+    if len(set(features)) != len(features):
+        raise CliError("--features names a column twice")
+    if group in features:
+        raise CliError(f"--group column {group!r} is also a feature")
     frame = read_csv(path)
     if frame.empty:
         raise CliError(f"{path}: no data rows")
@@ -81,27 +87,10 @@ def read_population(
             f"{path}: unknown column(s) {', '.join(missing)}; columns are "
             f"{', '.join(map(str, frame.columns))}"
         )
-    if len(set(features)) != len(features):
-        raise CliError("--features names a column twice")
-    if group in features:
-        raise CliError(f"--group column {group!r} is also a feature")
-    cols = []
-    for c in features:
-        v = pd.to_numeric(frame[c], errors="coerce").to_numpy(dtype=float)
-        bad = ~np.isfinite(v)
-        if bad.any():
-            r = int(np.flatnonzero(bad)[0])
-            raw = frame[c].iloc[r]
-            got = "an empty cell" if pd.isna(raw) else repr(str(raw))
-            raise CliError(
-                f"{path}: row {r + 1}, column {c!r}: expected a finite number, got {got}"
-                + (f" ({int(bad.sum())} such rows; leave them out first)" if bad.sum() > 1 else "")
-            )
-        cols.append(v)
-    for c in [group] + ([units] if units else []):
-        gap = frame[c].isna().to_numpy()
-        if gap.any():
-            raise CliError(f"{path}: row {int(np.flatnonzero(gap)[0]) + 1}, column {c!r}: empty")
+    problem = check_table(frame, population(group, features, units), str(path))
+    if problem is not None:
+        raise CliError(problem)
+    cols = [pd.to_numeric(frame[c]).to_numpy(dtype=float) for c in features]
     g = frame[group].to_numpy()
     u = frame[units].to_numpy() if units else None
     return np.column_stack(cols), g, u

@@ -93,20 +93,9 @@ class OrdinalFit:
     seconds: float
 
     @property
-    def edf(self) -> float:
-        return self.smooth[self.smooth_label].edf
-
-    @property
-    def ref_df(self) -> float:
-        return self.smooth[self.smooth_label].ref_df
-
-    @property
-    def chi_sq(self) -> float:
-        return self.smooth[self.smooth_label].chi_sq
-
-    @property
-    def p(self) -> float:
-        return self.smooth[self.smooth_label].p
+    def term(self) -> OrdinalTerm:
+        """The summary row of the distance smooth (`smooth_label`)."""
+        return self.smooth[self.smooth_label]
 
     def summary_dict(self) -> dict:
         return {
@@ -280,7 +269,7 @@ def compare_with_gaussian(evaluations, gaussian_fits, participant, basis, k, pro
             ofit = fit_ordinal_gamm(evaluations, spec.outcome, spec.distance, participant, basis, k)
             label = f"s({spec.distance})"
             g = gfit.smooth[label]
-            g_sig, o_sig = g.p < 0.05, ofit.p < 0.05
+            g_sig, o_sig = g.p < 0.05, ofit.term.p < 0.05
             g_slope = _direction(gfit.smooth_grid(label))
             o_slope = _ordinal_direction(ofit, evaluations[spec.distance])
             agree = g_sig == o_sig and (not g_sig or g_slope == o_slope)

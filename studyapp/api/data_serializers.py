@@ -18,6 +18,7 @@ from studyapp.models import Evaluation, Participant
 PARTICIPANT_FIELDS = [
     "id",
     "condition",
+    "language",
     "state",
     "gender",
     "age",

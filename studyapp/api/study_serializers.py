@@ -249,6 +249,7 @@ class StudySerializer(serializers.ModelSerializer):
             "owner",
             "shared_with",
             "language",
+            "languages",
             "design",
             "decision_model",
             "seed",

@@ -25,15 +25,7 @@ from studyapp.api.permissions import RESEARCHER, perms, require_owner
 from studyapp.api.schema import ERROR_BODY_SCHEMA, ApiSchema
 from studyapp.definition.errors import StudyError, StudyFrozen
 from studyapp.models import Study
-from studyapp.studies import (
-    access,
-    design_check,
-    duplicate,
-    pool,
-    services,
-    study_setup,
-    updates,
-)
+from studyapp.studies import access, design_check, duplicate, pool, services, study_setup, updates
 
 CONFLICT = OpenApiResponse(DetailSerializer, description="The study's state does not allow this.")
 

@@ -15,6 +15,7 @@ from studyapp.api.data_views import (
 )
 from studyapp.api.design_check_views import DesignCheckView, FitsView
 from studyapp.api.study_views import StudyViewSet
+from studyapp.api.translation_views import TranslationView
 
 router = SimpleRouter()
 router.register("studies", StudyViewSet, basename="api-study")
@@ -46,4 +47,5 @@ urlpatterns = [
     path(f"{STUDY}design-check/", DesignCheckView.as_view(), name="api-design-check"),
     path(f"{STUDY}fits/", FitsView.as_view(), name="api-fits"),
     path(f"{STUDY}page-visits/", PageVisitView.as_view(), name="api-page-visits"),
+    path(f"{STUDY}translations/<str:lang>/", TranslationView.as_view(), name="api-translation"),
 ]

@@ -14,6 +14,8 @@ import sys
 from celery import Celery
 from celery.signals import worker_init, worker_process_init
 
+from studyapp.config.env import int_env
+
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "studyapp.config.settings")
 
 app = Celery("studyapp")
@@ -31,14 +33,7 @@ def worker_threads() -> int:
     A worker runs one task per process and the web server shares the cores; OpenMP, BLAS and
     torch threads beyond that spin at their barriers waiting for a core, which slows a fit
     many times over on a small shared host instead of speeding it up."""
-    raw = os.environ.get("STUDYAPP_WORKER_THREADS", "1")
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SystemExit(f"STUDYAPP_WORKER_THREADS must be a whole number, got {raw!r}") from None
-    if not 1 <= value <= 256:
-        raise SystemExit(f"STUDYAPP_WORKER_THREADS must be 1..256, got {value}")
-    return value
+    return int_env("STUDYAPP_WORKER_THREADS", 1, 1, 256)
 
 
 @worker_init.connect

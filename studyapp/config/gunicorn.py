@@ -11,23 +11,11 @@ from __future__ import annotations
 
 import os
 
-
-def _int_env(name: str, default: int, low: int, high: int) -> int:
-    raw = os.environ.get(name, "")
-    if not raw:
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        raise SystemExit(f"{name} must be a whole number, got {raw!r}") from None
-    if not low <= value <= high:
-        raise SystemExit(f"{name} must be {low}..{high}, got {value}")
-    return value
-
+from studyapp.config.env import int_env
 
 cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
-workers = _int_env("WEB_CONCURRENCY", cores + 1, 1, 64)
-threads = _int_env("GUNICORN_THREADS", 4, 1, 64)
+workers = int_env("WEB_CONCURRENCY", cores + 1, 1, 64)
+threads = int_env("GUNICORN_THREADS", 4, 1, 64)
 worker_class = "gthread" if threads > 1 else "sync"
 bind = os.environ.get("GUNICORN_BIND", "127.0.0.1:8000")
 #: waiting connections while every thread is busy (a burst of arrivals)

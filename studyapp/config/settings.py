@@ -154,7 +154,7 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en"
-#: participant pages run in the study's language (Study.language), not the browser's
+#: participant pages run in the participant's language, one of the study's (participation.language)
 LANGUAGES = [("en", "English"), ("ja", "Japanese")]
 LOCALE_PATHS = [BASE_DIR / "studyapp" / "locale"]
 TIME_ZONE = "UTC"

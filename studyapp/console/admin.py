@@ -11,6 +11,7 @@ the ORM. The custom pages live in `console/admin_views.py`.
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from django import forms
@@ -185,7 +186,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
             (
                 "Participant pages",
                 {
-                    "fields": ["language", "page_order", "texts", "consent_version"]
+                    "fields": ["language", "languages", "page_order", "texts", "consent_version"]
                     + ["waiting_timeout_s", "page_timeouts"]
                 },
             ),
@@ -335,6 +336,19 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
         return "; ".join(rules) or "everyone"
 
     # --- pages beyond the model form --------------------------------------------------------
+    #: the study's own pages: (route below <pk>/, view(model_admin, request, pk), url name)
+    study_pages = (
+        ("pool/", admin_views.pool_upload_view, "pool"),
+        (
+            "pool-from-collection/",
+            pool_collection_views.pool_from_collection_view,
+            "pool_from_collection",
+        ),
+        ("state/", admin_views.state_view, "state"),
+        ("decision-model/", model_views.decision_model_view, "decision_model"),
+        ("duplicate/", admin_views.duplicate_view, "duplicate"),
+    )
+
     def get_urls(self) -> list[Any]:
         wrap = self.admin_site.admin_view
         return [
@@ -343,30 +357,9 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 wrap(lambda r: admin_views.study_setup_view(self, r)),
                 name="studyapp_study_setup",
             ),
-            path(
-                "<int:pk>/pool/",
-                wrap(lambda r, pk: admin_views.pool_upload_view(self, r, pk)),
-                name="studyapp_study_pool",
-            ),
-            path(
-                "<int:pk>/pool-from-collection/",
-                wrap(lambda r, pk: pool_collection_views.pool_from_collection_view(self, r, pk)),
-                name="studyapp_study_pool_from_collection",
-            ),
-            path(
-                "<int:pk>/state/",
-                wrap(lambda r, pk: admin_views.state_view(self, r, pk)),
-                name="studyapp_study_state",
-            ),
-            path(
-                "<int:pk>/decision-model/",
-                wrap(lambda r, pk: model_views.decision_model_view(self, r, pk)),
-                name="studyapp_study_decision_model",
-            ),
-            path(
-                "<int:pk>/duplicate/",
-                wrap(lambda r, pk: admin_views.duplicate_view(self, r, pk)),
-                name="studyapp_study_duplicate",
+            *(
+                path(f"<int:pk>/{route}", wrap(partial(view, self)), name=f"studyapp_study_{name}")
+                for route, view, name in self.study_pages
             ),
             *super().get_urls(),
         ]

@@ -47,13 +47,19 @@ def free_slug(base: str) -> str:
     return slug
 
 
-def _context(model_admin: Any, request: HttpRequest, **extra: Any) -> dict[str, Any]:
-    return {
+def _page(
+    model_admin: Any, request: HttpRequest, name: str, study: Study | None, **extra: Any
+) -> TemplateResponse:
+    """One of the study admin's own pages, `admin/studyapp/study/<name>`, in the admin's
+    frame; a study's page has the study as `original` too, as the admin's change form has."""
+    context = {
         **model_admin.admin_site.each_context(request),
         "opts": model_admin.model._meta,
         "has_view_permission": True,
-        **extra,
     }
+    if study is not None:
+        context.update(study=study, original=study)
+    return TemplateResponse(request, f"admin/studyapp/study/{name}", {**context, **extra})
 
 
 def _study(model_admin: Any, request: HttpRequest, pk: int, *, change: bool = True) -> Study:
@@ -107,16 +113,14 @@ def study_setup_view(model_admin: Any, request: HttpRequest) -> HttpResponse:
                 return redirect(_change_url(study))
     else:
         form = StudySetupForm()
-    return TemplateResponse(
+    return _page(
+        model_admin,
         request,
-        "admin/studyapp/study/setup.html",
-        _context(
-            model_admin,
-            request,
-            title="Add study",
-            form=form,
-            preview=_preview_context(preview),
-        ),
+        "setup.html",
+        None,
+        title="Add study",
+        form=form,
+        preview=_preview_context(preview),
     )
 
 
@@ -178,20 +182,16 @@ def pool_upload_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpRes
                         "name": f.name,
                     }
     pending = request.session.get(_session_key(study)) if preview and preview.ok else None
-    return TemplateResponse(
+    return _page(
+        model_admin,
         request,
-        "admin/studyapp/study/pool.html",
-        _context(
-            model_admin,
-            request,
-            title=f"Pool of {study.slug}",
-            study=study,
-            original=study,
-            frozen=frozen,
-            form=form,
-            preview=_preview_context(preview),
-            pending=pending,
-        ),
+        "pool.html",
+        study,
+        title=f"Pool of {study.slug}",
+        frozen=frozen,
+        form=form,
+        preview=_preview_context(preview),
+        pending=pending,
     )
 
 
@@ -270,15 +270,6 @@ def duplicate_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpRespo
                 return redirect(_change_url(copy))
     else:
         form = DuplicateForm(initial={"slug": free_slug(f"{study.slug}-copy")})
-    return TemplateResponse(
-        request,
-        "admin/studyapp/study/duplicate.html",
-        _context(
-            model_admin,
-            request,
-            title=f"Duplicate {study.slug}",
-            study=study,
-            original=study,
-            form=form,
-        ),
+    return _page(
+        model_admin, request, "duplicate.html", study, title=f"Duplicate {study.slug}", form=form
     )

@@ -193,6 +193,13 @@ class StudyChangeForm(forms.ModelForm):
     is given."""
 
     texts = _json_field("texts", "Per language; a blank text falls back to the English one.")
+    languages = forms.MultipleChoiceField(
+        choices=STUDY_LANGUAGES,
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        help_text="Every language participants may take the study in (with the default); "
+        "going live needs every text in each. None ticked: the default only.",
+    )
     outcome_codes = _json_field("outcome_codes", "A completion code and return link per outcome.")
     attention_checks = _json_field("attention_checks", "Instructed-response items.")
     conditions = _json_field(

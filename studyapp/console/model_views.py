@@ -14,12 +14,11 @@ from django import forms
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.template.response import TemplateResponse
 from django.utils.html import format_html, format_html_join
 from django.utils.safestring import mark_safe
 
 from recourse_engine.model_training import LABEL_RULES, MODEL_KINDS
-from studyapp.console.admin_views import _change_url, _context, _study
+from studyapp.console.admin_views import _change_url, _page, _study
 from studyapp.definition.errors import ConfigError, StudyError
 from studyapp.models import Study
 from studyapp.studies import model_training, updates
@@ -160,20 +159,16 @@ def decision_model_view(model_admin: Any, request: HttpRequest, pk: int) -> Http
                 upload.add_error("model_file", str(exc))
             else:
                 return _stored(request, study, "uploaded")
-    return TemplateResponse(
+    return _page(
+        model_admin,
         request,
-        "admin/studyapp/study/decision_model.html",
-        _context(
-            model_admin,
-            request,
-            title=f"Decision model of {study.slug}",
-            study=study,
-            original=study,
-            frozen=frozen,
-            card=model_card_html(study),
-            train=train,
-            upload=upload,
-        ),
+        "decision_model.html",
+        study,
+        title=f"Decision model of {study.slug}",
+        frozen=frozen,
+        card=model_card_html(study),
+        train=train,
+        upload=upload,
     )
 
 

@@ -13,9 +13,8 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
-from django.template.response import TemplateResponse
 
-from studyapp.console.admin_views import _change_url, _context, _preview_context, _study
+from studyapp.console.admin_views import _change_url, _page, _preview_context, _study
 from studyapp.definition.errors import StudyError
 from studyapp.models import Study
 from studyapp.studies import access, pool_collection, updates
@@ -63,21 +62,17 @@ def pool_from_collection_view(model_admin: Any, request: HttpRequest, pk: int) -
                 counts, sha = collected.counts, collected.sha256
             except StudyError as exc:
                 messages.error(request, str(exc))
-    return TemplateResponse(
+    return _page(
+        model_admin,
         request,
-        "admin/studyapp/study/pool_from_collection.html",
-        _context(
-            model_admin,
-            request,
-            title=f"Pool of {target.slug} from a pool-collection study",
-            study=target,
-            original=target,
-            frozen=frozen,
-            sources=sources,
-            source=source,
-            counts=counts,
-            with_test=with_test,
-            sha256=sha if preview is not None and preview.ok else None,
-            preview=_preview_context(preview),
-        ),
+        "pool_from_collection.html",
+        target,
+        title=f"Pool of {target.slug} from a pool-collection study",
+        frozen=frozen,
+        sources=sources,
+        source=source,
+        counts=counts,
+        with_test=with_test,
+        sha256=sha if preview is not None and preview.ok else None,
+        preview=_preview_context(preview),
     )

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from studyapp.console import design_check_views, views
+from studyapp.console import design_check_views, translation_views, views
 
 urlpatterns = [
     path("studies/<slug:slug>/monitor/", views.monitor_page, name="console-monitor"),
@@ -19,6 +19,16 @@ urlpatterns = [
         "studies/<slug:slug>/design-check.json",
         design_check_views.design_check_json,
         name="console-design-check-json",
+    ),
+    path(
+        "studies/<slug:slug>/translations/",
+        translation_views.translations_page,
+        name="console-translations",
+    ),
+    path(
+        "studies/<slug:slug>/translations/<str:lang>.po",
+        translation_views.translation_download,
+        name="console-translation-po",
     ),
     path("", include("studyapp.coding.urls")),  # the qualitative coding's pages
 ]

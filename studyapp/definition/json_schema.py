@@ -65,6 +65,10 @@ def _editor(node: dict[str, Any]) -> dict[str, Any]:
     branches = [b for b in node.get("anyOf", []) if b.get("type") != "null"]
     if len(branches) == 1:  # an optional value (x | None): the editor shows x, blank allowed
         node = {**branches[0], **{k: v for k, v in node.items() if k != "anyOf"}}
+    elif branches and all(b.get("type") in ("integer", "number", "string") for b in branches):
+        # a number or a text (a logic condition's value): typed as text, read by the model
+        rest = {k: v for k, v in node.items() if k != "anyOf" and (k, v) != ("default", None)}
+        node = {"type": "string", **rest}
     out = {k: v for k, v in node.items() if k in _EDITOR_KEYWORDS}
     if "description" in node:
         out["help_text"] = node["description"]

@@ -21,23 +21,15 @@ from typing import TYPE_CHECKING, Any
 from django import forms
 from django.core.exceptions import ValidationError
 from django.utils.translation import gettext as _
-from pydantic_core import PydanticCustomError
 
 from analysis import contract as c
+from studyapp.definition import part_questions as pq
+from studyapp.definition.question_errors import AnswerError, problem
 
 if TYPE_CHECKING:
     import numpy as np
 
     from studyapp.definition.questions import Question
-
-
-class AnswerError(ValueError):
-    """An answer the item cannot take; the message is shown to the participant."""
-
-
-def problem(message: str, at: str = "") -> PydanticCustomError:
-    """A definition error of an item; `at` extends its path (e.g. ".options.en")."""
-    return PydanticCustomError("question", "{problem}", {"problem": message, "at": at})
 
 
 @dataclass(frozen=True)
@@ -70,6 +62,10 @@ class QuestionType:
     #: the item settings this type reads beyond key, page, type, required and text: the
     #: console's editor shows an item of this type only these
     settings: tuple[str, ...] = ()
+    #: an answer in parts (a matrix's statements, a ranking's options): (key, label in the
+    #: language) per part, a mapping key -> value as the answer, an export column per part
+    #: (`export_columns`), `codebook` saying each one's kind and values; None: one value
+    parts: Callable[[Question, str], list[tuple[str, str]]] | None = None
 
 
 # --- definition checks ---------------------------------------------------------------------------
@@ -101,11 +97,19 @@ class RangeInput(forms.NumberInput):
     input_type = "range"
 
 
+class ScaleSelect(forms.RadioSelect):
+    """A rating scale's points as a radio group, which the participant pages describe by
+    the scale's two ends (`participation.field_renderer.scale_anchors`)."""
+
+    is_scale = True
+
+
 class AnswerField(forms.Field):
     """A number, slider or text answer checked by the type's answer check."""
 
-    def __init__(self, question: Question, **kwargs: Any) -> None:
+    def __init__(self, question: Question, language: str = "en", **kwargs: Any) -> None:
         self.question = question
+        self.language = language
         super().__init__(**kwargs)
 
     def to_python(self, value: Any) -> Any:
@@ -121,9 +125,14 @@ class AnswerField(forms.Field):
         value = self.to_python(value)
         self.validate(value)
         try:
-            return answer_check(self.question, value)
+            answer = answer_check(self.question, value)
         except AnswerError as exc:
             raise ValidationError(str(exc), code="invalid") from None
+        left = unanswered(self.question, answer, self.language)
+        if self.required and answer is not None and left:
+            message = _("Please answer each of: %(parts)s") % {"parts": "; ".join(left)}
+            raise ValidationError(message, code="required")
+        return answer
 
 
 def _choices(q: Question, language: str) -> list[tuple[int, str]]:
@@ -140,6 +149,7 @@ def _numbered_choices(q: Question, language: str) -> list[tuple[int, str]]:
 
 def _radio_field(
     choices: Callable[[Question, str], list[tuple[int, str]]],
+    widget: type[forms.RadioSelect] = forms.RadioSelect,
 ) -> Callable[[Question, str, bool], forms.Field]:
     def field(q: Question, language: str, required: bool) -> forms.Field:
         return forms.TypedChoiceField(
@@ -147,7 +157,7 @@ def _radio_field(
             choices=choices(q, language),
             coerce=int,
             required=required,
-            widget=forms.RadioSelect,
+            widget=widget,
             error_messages={
                 "required": _("Please answer this question."),
                 "invalid_choice": _("Please choose one of the listed options."),
@@ -181,6 +191,17 @@ def _slider_field(q: Question, language: str, required: bool) -> forms.Field:
     return AnswerField(q, label=q.label(language), required=required, widget=widget)
 
 
+def _parts_field(
+    widget: Callable[[Question, str], forms.Widget],
+) -> Callable[[Question, str, bool], forms.Field]:
+    def field(q: Question, language: str, required: bool) -> forms.Field:
+        return AnswerField(
+            q, language, label=q.label(language), required=required, widget=widget(q, language)
+        )
+
+    return field
+
+
 def _number_field(q: Question, language: str, required: bool) -> forms.Field:
     step = "1" if q.decimals == 0 else f"{10**-q.decimals:.{q.decimals}f}"
     mode = "numeric" if q.decimals == 0 else "decimal"
@@ -211,9 +232,17 @@ def _integer_field(q: Question, language: str, required: bool) -> forms.Field:
 # --- answer checks --------------------------------------------------------------------------------
 def answer_check(q: Question, value: Any) -> Any:
     """The stored form of one answer (None: not answered); AnswerError when it cannot be."""
-    if value is None or value == "" or value == []:
+    if value is None or value == "" or value == [] or value == {}:
         return None
     return QUESTION_TYPES[q.type].answer(q, value)
+
+
+def unanswered(q: Question, answer: Any, language: str = "en") -> list[str]:
+    """The parts an answer in parts leaves out (their labels); [] for any other answer."""
+    parts = QUESTION_TYPES[q.type].parts
+    if parts is None or not isinstance(answer, dict):
+        return []
+    return [label for key, label in parts(q, language) if key not in answer]
 
 
 def _code(q: Question, value: Any) -> int:
@@ -333,7 +362,8 @@ QUESTION_TYPES: dict[str, QuestionType] = {
     t.name: t
     for t in (
         QuestionType(
-            "likert", _likert_labels, _radio_field(_numbered_choices), _code, _coded, _pick,
+            "likert", _likert_labels, _radio_field(_numbered_choices, ScaleSelect), _code,
+            _coded, _pick,
             unlabelled=lambda q: [str(i) for i in range(1, q.points + 1)],
             title="Likert scale", settings=("points", "options"),
         ),
@@ -363,6 +393,18 @@ QUESTION_TYPES: dict[str, QuestionType] = {
             title="Attention check (one right option)", settings=("options", "answer"),
         ),
         QuestionType(
+            "matrix", pq.matrix_check, _parts_field(pq.matrix_widget), pq.matrix_answer,
+            pq.matrix_codebook, pq.matrix_simulated, choices=True, parts=pq.matrix_parts,
+            title="Matrix (statements rated on one scale)",
+            settings=("options", "rows", "row_keys"),
+        ),
+        QuestionType(
+            "ranking", pq.ranking_check, _parts_field(pq.ranking_widget),
+            pq.ranking_answer, pq.ranking_codebook, pq.ranking_simulated, choices=True,
+            parts=pq.ranking_parts, title="Ranking (order the options)",
+            settings=("options", "option_keys"),
+        ),
+        QuestionType(
             "integer", _bounds, _integer_field, _number, _bounded, _enter, researcher=False
         ),
     )
@@ -375,5 +417,23 @@ def researcher_types() -> list[str]:
 
 
 def export_kind(q: Question) -> str:
-    """integer, float or string: how the item's answers are exported."""
+    """integer, float or string: how the item's answers are exported (each part's, for an
+    answer in parts)."""
     return QUESTION_TYPES[q.type].codebook(q)[0]
+
+
+def export_columns(q: Question) -> list[tuple[str, str]]:
+    """(column key, English label) of each export column the item's answers fill: its key,
+    or ``<key>_<part>`` per part (the export prefixes ``q_``)."""
+    parts = QUESTION_TYPES[q.type].parts
+    if parts is None:
+        return [(q.key, q.label("en"))]
+    return [(f"{q.key}_{key}", f"{q.label('en')} [{label}]") for key, label in parts(q, "en")]
+
+
+def export_cells(q: Question, answer: Any) -> dict[str, Any]:
+    """Column key -> the stored answer's value in that column (None: not answered)."""
+    if QUESTION_TYPES[q.type].parts is None:
+        return {q.key: answer}
+    given = answer if isinstance(answer, dict) else {}
+    return {column: given.get(column[len(q.key) + 1 :]) for column, _ in export_columns(q)}

@@ -5,11 +5,15 @@ An item sits on a questionnaire page before the scenario (``pre``), after the ev
 (``post``), or on every recourse evaluation page (``evaluation``). Types: ``likert`` (k
 points, labelled or numbered), ``single`` and ``multi`` (options coded 1..n), ``text`` (at
 most ``max_length`` characters), ``number`` (``min``..``max``, ``decimals`` places), ``slider``
-(``min``..``max`` in ``step``s) and ``attention`` (an instructed-response item: one right
-option, counted as the study's attention checks are). Texts come per study language
+(``min``..``max`` in ``step``s), ``attention`` (an instructed-response item: one right
+option, counted as the study's attention checks are), ``matrix`` (statements, ``rows`` with a
+key each, rated on the ``options`` as one scale) and ``ranking`` (the ``options``, with a key
+each, put in order). Texts come per study language
 (``{"en": ..., "ja": ...}``); a blank language falls back to English. Answers are stored as
-codes (choices), lists of codes (multi), numbers or text, never as labels. What each type
-asks, checks, exports and simulates is its entry in `question_types.QUESTION_TYPES`.
+codes (choices), lists of codes (multi), numbers, text, or a mapping part key -> code or
+rank (matrix, ranking), never as labels. What each type
+asks, checks, exports and simulates is its entry in `question_types.QUESTION_TYPES`; when
+it is shown and whether its answer ends the study (`show_if`, `end_if`) is `logic`'s.
 """
 
 from __future__ import annotations
@@ -19,7 +23,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictInt, model_validator
 
-from studyapp.definition.question_types import QUESTION_TYPES, researcher_types
+from studyapp.definition.logic import Condition, EndsWith
+from studyapp.definition.question_types import QUESTION_TYPES, export_columns, researcher_types
 from studyapp.definition.question_types import problem as _problem
 
 #: where an item can be shown
@@ -47,6 +52,8 @@ def _type_enum(schema: dict[str, Any]) -> None:
 
 
 QuestionTypeName = Annotated[str, AfterValidator(_known_type)]
+#: a matrix statement's or a ranking option's key: its export column q_<key>_<part key>
+PartKey = Annotated[str, Field(pattern=_KEY)]
 
 
 class _Strict(BaseModel):
@@ -104,6 +111,33 @@ class Question(_Strict):
     decimals: Annotated[int, Field(ge=0, le=6)] = Field(0, description="number: decimals.")
     max_length: Annotated[int, Field(ge=1, le=5000)] = Field(500, description="text: length.")
     answer: StrictInt | None = Field(None, description="attention: the right option (1-based).")
+    rows: LanguageOptions = Field(
+        default_factory=LanguageOptions,
+        title="Statements",
+        description="matrix: the statements (rows), each rated on the options as its scale.",
+    )
+    row_keys: Annotated[list[PartKey], Field(max_length=30)] = Field(
+        default_factory=list,
+        title="Statement keys",
+        description="matrix: a key per statement (export column q_<key>_<statement key>).",
+    )
+    option_keys: Annotated[list[PartKey], Field(max_length=30)] = Field(
+        default_factory=list,
+        title="Option keys",
+        description="ranking: a key per option (export column q_<key>_<option key>: its rank).",
+    )
+    show_if: Condition = Field(
+        default_factory=Condition,
+        title="Shown only when",
+        description="Earlier answers (q.<key>, screening.<key>, profile.<item>) that must meet "
+        "this for the question to be shown (none: always shown).",
+    )
+    end_if: Condition = Field(
+        default_factory=Condition,
+        title="Ends the study when",
+        description="A screener: when its answers meet this, the study ends with ends_with.",
+    )
+    ends_with: EndsWith = Field("screened_out", title="Ending", description="end_if's outcome.")
 
     @model_validator(mode="after")
     def _consistent(self) -> Question:
@@ -111,9 +145,13 @@ class Question(_Strict):
             _plain(getattr(self.text, lang))
         if not self.text.en:
             raise _problem("needs the question in English (the fallback)", ".text.en")
-        en, ja = self.options.en, self.options.ja
-        if ja and len(ja) != len(en):
-            raise _problem(f"{len(ja)} Japanese options for {len(en)} English ones", ".options.ja")
+        for name, texts in (("options", self.options), ("rows", self.rows)):
+            if texts.ja and len(texts.ja) != len(texts.en):
+                raise _problem(
+                    f"{len(texts.ja)} Japanese {name} for {len(texts.en)} English ones",
+                    f".{name}.ja",
+                )
+        en = self.options.en
         kind = QUESTION_TYPES[self.type]
         if kind.choices and len(en) < 2:
             raise _problem(f"a {self.type} item needs at least 2 options", ".options.en")
@@ -127,23 +165,37 @@ class Question(_Strict):
 
     def option_labels(self, language: str) -> list[str]:
         """The options (likert: a label per point, numbered when none are given)."""
-        labels = getattr(self.options, language, []) or self.options.en
+        labels = _listed(self.options, language)
         unlabelled = QUESTION_TYPES[self.type].unlabelled
         if unlabelled is not None and not labels:
             return unlabelled(self)
         return list(labels)
 
+    def row_labels(self, language: str) -> list[str]:
+        """A matrix's statements."""
+        return _listed(self.rows, language)
+
     def codes(self) -> list[int]:
         return list(range(1, len(self.option_labels("en")) + 1))
 
 
+def _listed(texts: LanguageOptions, language: str) -> list[str]:
+    """A list of texts in `language` (none given: the English ones)."""
+    return list(getattr(texts, language, []) or texts.en)
+
+
 def unique_keys(items: Sequence[Question]) -> None:
-    """Keys are export columns: each once in a study."""
-    seen: set[str] = set()
+    """Keys name export columns (q_<key>, or q_<key>_<part> per part): each once in a study."""
+    seen: dict[str, str] = {}
     for i, q in enumerate(items):
-        if q.key in seen:
+        if q.key in seen.values():
             raise _problem(f"duplicate key {q.key!r}", f"[{i}].key")
-        seen.add(q.key)
+        for column, _label in export_columns(q):
+            if column in seen:
+                raise _problem(
+                    f"export column q_{column} is taken by item {seen[column]!r}", f"[{i}].key"
+                )
+            seen[column] = q.key
 
 
 def read(value: Any) -> list[Question]:

@@ -39,9 +39,11 @@ from pydantic_core import PydanticCustomError
 from recourse_engine import DesignError, FeatureSchema, parse_design
 from recourse_engine.generated import FALLBACKS, method_settings
 from studyapp import text_placeholders
+from studyapp.definition import languages as language_rules
 from studyapp.definition.cell_rules import eligibility_checked, quota_cells_check
 from studyapp.definition.design_check_settings import DesignCheckThresholds
 from studyapp.definition.errors import ConfigError, config_problems
+from studyapp.definition.logic import logic_checked
 from studyapp.definition.pages import PageMinimums, PageTimeouts
 from studyapp.definition.questions import QUESTION_PAGES, Question, unique_keys
 from studyapp.definition.release_schedule import (
@@ -261,6 +263,16 @@ class AttentionCheck(_Strict):
     ]
     answer: Annotated[StrictInt, Field(ge=1, description="1-based number of the right option")]
     page: Annotated[Text, _pattern("page")]
+    translations: dict[str, language_rules.AttentionTexts] = Field(
+        default_factory=dict,
+        exclude_if=lambda value: not value,  # stored only when there are some
+        description="Other language -> prompt and options in it.",
+    )
+
+    @field_validator("translations")
+    @classmethod
+    def _translations(cls, value: dict, info: ValidationInfo) -> dict:
+        return language_rules.attention_translations_checked(value, info.data.get("options"))
 
     @field_validator("answer")
     @classmethod
@@ -312,7 +324,11 @@ class StudyConfig(_Strict):
     """Every setting of a study (the row, its eligibility rules, conditions and quotas)."""
 
     title: ShortText
-    language: Literal["en", "ja"] = Field("en", description="Participant pages.")
+    language: Literal["en", "ja"] = Field("en", description="The default language.")
+    languages: Annotated[list[Text], Field(max_length=10)] = Field(
+        default_factory=list, description="Every language participants may take the study "
+        "in (link ?lang=, browser, switch on the welcome page); blank: the default only."
+    )  # fmt: skip
     texts: Texts = Field(default_factory=Texts)
     consent_version: Annotated[Text, Field(min_length=1, max_length=40)] = "1"
     design: Design = Field(DEFAULT_DESIGN, description="e.g. sparsest:1,proximate:1,random:3")
@@ -431,9 +447,19 @@ class StudyConfig(_Strict):
         return value
 
     @model_validator(mode="after")
+    def _languages(self) -> StudyConfig:
+        self.languages = language_rules.languages_settled(self.languages, self.language)
+        return self
+
+    @model_validator(mode="after")
     def _quota_cells(self, info: ValidationInfo) -> StudyConfig:
         names = [c.name for c in self.conditions]
         quota_cells_check(self.quotas, names, _context(info).get("screening"))
+        return self
+
+    @model_validator(mode="after")
+    def _survey_logic(self, info: ValidationInfo) -> StudyConfig:
+        logic_checked(self.questions, self.texts.stored(), _context(info))
         return self
 
     @model_validator(mode="after")

@@ -11,10 +11,13 @@ from __future__ import annotations
 import pandas as pd
 
 from analysis import contract as c
-from studyapp.definition.question_types import QUESTION_TYPES
+from studyapp.definition import logic
+from studyapp.definition.question_types import QUESTION_TYPES, export_columns
 from studyapp.definition.questions import Question
 from studyapp.export.tables import Tables
 from studyapp.models import Participant, Study
+from studyapp.participation import survey_logic
+from studyapp.participation.language import study_languages
 
 
 class ExportError(ValueError):
@@ -37,16 +40,29 @@ def study_facts(tables: Tables) -> dict[str, str]:
         "consent_version": str(study.consent_version),
         "generations": "; ".join(v for v in Participant.Generation.values if v),
         "attention_max_failures": str(study.attention_max_failures),
+        "languages": "; ".join(study_languages(study)),
     }
 
 
-def question_entry(q: Question) -> c.Entry:
-    """A `q_<key>` column: its type's export kind and allowed values (codes with their English
-    labels, or the bounds), and the question as the study asks it in English."""
+def question_entry(q: Question, column: str | None = None) -> c.Entry:
+    """A `q_<column>` column: its type's export kind and allowed values (codes with their
+    English labels, or the bounds), and the question as the study asks it in English (an
+    item answered in parts: the question and the part, e.g. a matrix's statement)."""
     kind, allowed = QUESTION_TYPES[q.type].codebook(q)
+    label = dict(export_columns(q)).get(column or q.key, q.label("en"))
     return c.question_entry(
-        kind, allowed, q.label("en"), page=q.page, item_type=q.type, required=q.required
+        kind, allowed, label, page=q.page, item_type=q.type, required=q.required
     )
+
+
+def _with_logic(entry: c.Entry, q: Question, tables: Tables) -> c.Entry:
+    """An item's entry with when it is shown and when it ends the study (survey logic)."""
+    if not (q.show_if.is_set() or q.end_if.is_set()):
+        return entry
+    table = survey_logic.sources_of(tables.study, "en")
+    words = logic.rules_in_words(q, table)
+    hidden = " (empty when not shown)" if q.show_if.is_set() else ""
+    return entry._replace(description=f"{entry.description}; {'; '.join(words)}{hidden}")
 
 
 def codebook_frame(
@@ -71,7 +87,8 @@ def codebook_frame(
             elif col in questions:
                 entry = c.screening_entry(questions[col])
             elif col in items:
-                entry = question_entry(items[col])
+                entry = question_entry(items[col], col[len(c.QUESTION_PREFIX) :])
+                entry = _with_logic(entry, items[col], tables)
             elif col.startswith(c.ITEM_PREFIXES):
                 prefix = next(p for p in c.ITEM_PREFIXES if col.startswith(p))
                 entry = c.item_entry(prefix, tables.schema.item(col[len(prefix) :]))

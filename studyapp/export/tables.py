@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 import pandas as pd
@@ -22,7 +23,12 @@ from analysis import contract as c
 from analysis import contract_sources as cs
 from recourse_engine import FeatureSchema
 from studyapp.definition import engine_objects, screening
-from studyapp.definition.question_types import QUESTION_TYPES, export_kind
+from studyapp.definition.question_types import (
+    QUESTION_TYPES,
+    export_cells,
+    export_columns,
+    export_kind,
+)
 from studyapp.definition.questions import Question
 from studyapp.export.extensions import ExtraTables, extra_tables
 from studyapp.models import Evaluation, PageVisit, Participant, Study
@@ -106,6 +112,7 @@ CELLS: dict[str, Callable[..., Any]] = {
     "panel": lambda panel: json.dumps(panel or {}, sort_keys=True),
     "outcome": c.outcome,
     "decision": lambda decision: decision or "",
+    "language": lambda language, default: language or default,
     "recourses_seconds": _visit_seconds,
     "flagged": _flag,
     "is_test": _flag,
@@ -180,11 +187,21 @@ class Tables:
 
     @property
     def item_keys(self) -> dict[str, Question]:
-        return {q.key: q for page in ("pre", "post", "evaluation") for q in self.items(page)}
+        """Column key (after ``q_``) -> its item: an item's key, or one per part of an item
+        answered in parts (`question_types.export_columns`)."""
+        return {
+            column: q
+            for page in ("pre", "post", "evaluation")
+            for q in self.items(page)
+            for column, _label in export_columns(q)
+        }
+
+    def _column_keys(self, page: str) -> list[str]:
+        return [column for q in self.items(page) for column, _label in export_columns(q)]
 
     @property
     def evaluation_columns(self) -> list[str]:
-        keys = [q.key for q in self.items("evaluation")]
+        keys = self._column_keys("evaluation")
         added = [col for extra in self.extras for col in extra.evaluation_entries]
         return [
             *c.evaluation_columns(self.schema.keys, with_text=self.with_text, questions=keys),
@@ -194,10 +211,31 @@ class Tables:
     @property
     def participant_columns(self) -> list[str]:
         keys = [q["key"] for q in self.questions]
-        pages = {page: [q.key for q in self.items(page)] for page in ("pre", "post")}
+        pages = {page: self._column_keys(page) for page in ("pre", "post")}
         return c.participant_columns(
-            self.schema.keys, keys, with_panel_ids=self.with_panel_ids, questions=pages
+            self.schema.keys,
+            keys,
+            with_panel_ids=self.with_panel_ids,
+            questions=pages,
+            shown=self.has_own_items,
         )
+
+    @cached_property
+    def has_own_items(self) -> bool:
+        """The study has items of its own (then `questions_shown` says which were shown)."""
+        return any(questionnaire.items_for(self.study, p) for p in ("pre", "evaluation", "post"))
+
+    @cached_property
+    def _plan_items_shown(self) -> dict[int, list[str]]:
+        """Participant -> the plan pages' items shown to them (in any plan), in their defined
+        order: what each plan page showed is stored with its evaluation."""
+        keys = [q.key for q in questionnaire.items_for(self.study, "evaluation")]
+        seen: dict[int, set[str]] = {}
+        if keys:
+            rows = Evaluation.objects.filter(participant__study=self.study)
+            for pid, order in rows.values_list("participant_id", "item_order"):
+                seen.setdefault(pid, set()).update(order or [])
+        return {pid: [k for k in keys if k in shown] for pid, shown in seen.items()}
 
     @property
     def page_visit_columns(self) -> list[str]:
@@ -232,7 +270,9 @@ class Tables:
     def _answers(self, answers: dict[str, Any] | None, page: str) -> dict[str, Any]:
         given = answers or {}
         return {
-            f"{c.QUESTION_PREFIX}{q.key}": _answer_cell(given.get(q.key)) for q in self.items(page)
+            f"{c.QUESTION_PREFIX}{column}": _answer_cell(value)
+            for q in self.items(page)
+            for column, value in export_cells(q, given.get(q.key)).items()
         }
 
     def _evaluation_row(self, ev: dict[str, Any]) -> dict[str, Any]:
@@ -283,6 +323,11 @@ class Tables:
                 out.update(self._answers(p[family[c.QUESTION_PREFIX]], page))
                 orders = p[family["items_order_"]] or {}
                 out[f"items_order_{page}"] = ";".join(orders.get(page, []))
+        if self.has_own_items:
+            orders = p[family["items_order_"]] or {}
+            plans = self._plan_items_shown.get(p["pk"], [])
+            shown = [*orders.get("pre", []), *plans, *orders.get("post", [])]
+            out["questions_shown"] = ";".join(shown)
         return out
 
     # --- frames ---------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from recourse_engine import Design
@@ -137,9 +138,10 @@ def fits_queue(*, study: Study) -> list[FittedMethod]:
     return rows
 
 
-def _progress_writer(row_id: int, start: float = 0.0, span: float = 1.0) -> Callable:
-    """A callback `(done, total)` that stores start + span·done/total, at most every 0.5 s
-    (and always at the end), so a fit of many epochs costs a handful of writes."""
+def progress_writer(rows: QuerySet, places: int | None = None) -> Callable[[int, int], None]:
+    """A callback `(done, total)` that stores done/total as the `progress` of `rows` (a fit's
+    or a design check's), at most every 0.5 s (and always at the end), so a run of many
+    epochs costs a handful of writes; `places`: rounded to so many decimals."""
     last = [0.0]
 
     def report(done: int, total: int) -> None:
@@ -147,8 +149,10 @@ def _progress_writer(row_id: int, start: float = 0.0, span: float = 1.0) -> Call
         if done < total and now - last[0] < _PROGRESS_EVERY_S:
             return
         last[0] = now
-        value = start + span * min(1.0, done / max(total, 1))
-        FittedMethod.objects.filter(pk=row_id).update(progress=value, updated_at=timezone.now())
+        value = min(1.0, done / max(total, 1))
+        if places is not None:
+            value = round(value, places)
+        rows.update(progress=value, updated_at=timezone.now())
 
     return report
 
@@ -187,7 +191,7 @@ def _fits_run(study_id: int) -> dict[str, str]:
             out[row.strategy] = FittedMethod.objects.get(pk=row.pk).state
             continue
         t0 = time.perf_counter()
-        report = _progress_writer(row.pk)
+        report = progress_writer(FittedMethod.objects.filter(pk=row.pk))
         try:
             if is_method:
                 blob = _fit_method(

@@ -73,7 +73,7 @@ def _mark_running(participant_id: int) -> Participant | None:
         return p
 
 
-def _design_for(p: Participant) -> str:
+def design_for(p: Participant) -> str:
     """The participant's condition's design when it has one, else the study's."""
     if p.condition:
         own = (
@@ -102,7 +102,7 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
         )
         if values is None:  # withdrew while the task ran: nothing left to work on
             return _generation_of(participant_id)
-        design = engine_objects.design_of(_design_for(p))
+        design = engine_objects.design_of(design_for(p))
         generators, pending = worker_cache.generators_for(p.study, design, schema)
         if pending and may_wait:
             waited = (timezone.now() - p.generation_started_at).total_seconds()

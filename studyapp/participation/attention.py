@@ -26,15 +26,18 @@ log = logging.getLogger(__name__)
 FIELD_PREFIX = "attention__"
 
 
-def checks_for_page(study: Study, page: str) -> list[dict[str, Any]]:
-    """The study's checks shown on a page. A list the console should have refused is
+def checks_for_page(study: Study, page: str, language: str = "") -> list[dict[str, Any]]:
+    """The study's checks shown on a page, worded in `language` where the check has a
+    translation into it (else as written). A list the console should have refused is
     logged and shows no check rather than breaking the participant's page."""
     try:
         checks = _checks_read(json.dumps(study.attention_checks or [], sort_keys=True))
     except ConfigError as exc:
         log.error("study %s: attention checks not used: %s", study.slug, exc)
         return []
-    return [dict(c) for c in checks if c["page"] == page]
+    return [
+        {**c, **(c.get("translations") or {}).get(language, {})} for c in checks if c["page"] == page
+    ]
 
 
 @functools.lru_cache(maxsize=256)

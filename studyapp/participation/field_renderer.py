@@ -5,8 +5,10 @@ label, the error list, the widget, and for a radio list or check boxes three mor
 (a 7-point rating: some thirty templates). The participant pages carry dozens of such fields,
 so `PageRenderer` writes the field with one template instead, from the same label and widget
 contexts Django builds (`field_view`), in the same Jinja2 environment (markupsafe escaping,
-output stripped), so the markup is the same byte for byte. A widget the template does not
-know (`widget_context` None) is rendered by Django as before.
+output stripped), with what a participant on a phone or with a screen reader needs beyond
+Django's markup: each option a row with its input inside its label, a lone tick box beside
+its label, a rating scale's group described by its two ends (`scale_anchors`). A widget the
+template does not know (`widget_context` None) is rendered by Django as before.
 """
 
 from __future__ import annotations
@@ -87,15 +89,31 @@ def widget_context(bf: BoundField) -> dict[str, Any] | None:
     return widget.get_context(name=bf.html_name, value=bf.value(), attrs=widget_attrs)["widget"]
 
 
+def scale_anchors(bf: BoundField) -> str:
+    """A rating scale's two ends in words ("A scale from “1. Strongly no” to “7. Strongly
+    yes”"), which describe its radio group to a screen reader; "" for other fields."""
+    choices = list(getattr(bf.field, "choices", []))
+    if not getattr(bf.field.widget, "is_scale", False) or len(choices) < 2:
+        return ""
+    low, high = str(choices[0][1]), str(choices[-1][1])
+    return gettext("A scale from “%(low)s” to “%(high)s”") % {"low": low, "high": high}
+
+
 def field_view(bf: BoundField) -> dict[str, Any]:
     """Everything `studyapp/_field.html` needs besides the bound field itself."""
     use_fieldset = bf.use_fieldset
     widget = widget_context(bf)
+    anchors = scale_anchors(bf)
+    tick_box = widget is not None and widget.get("type") == "checkbox" and "optgroups" not in widget
+    described = [f"{bf.auto_id}_anchors" if anchors else "", bf.aria_describedby or ""]
     return {
         "widget": widget,
         "textarea": widget is not None and widget["template_name"] == TEXTAREA_TEMPLATE,
+        "tick_box": tick_box,
         "use_fieldset": use_fieldset,
         "label": _label(bf, "legend" if use_fieldset else "label") if bf.label else None,
+        "anchors": anchors,
+        "describedby": " ".join(d for d in described if d),
     }
 
 

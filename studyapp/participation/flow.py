@@ -65,11 +65,14 @@ def after(study: Study, state: str) -> str:
 def page_for(participant: Participant) -> p.Page:
     """The participant's page: the first of the study's pages that is current for them (held
     plans show "under review", released ones start at the report), told what follows it; a
-    page the study no longer displays still shows to a participant who is on it."""
+    page the study no longer displays still shows to a participant who is on it. A page
+    with nothing to show them (survey logic hid every item) passes them on to the next."""
     for cls in (*pages_of(participant.study), *SEQUENCE):
         if cls.is_current(participant):
             then = after(participant.study, cls.state) if cls.state else ""
-            return cls(participant, then)
+            page = cls(participant, then)
+            moved = page.passes_by()
+            return page if moved is None else page_for(moved)
     raise LookupError(f"no page for a participant in state {participant.state!r}")
 
 
@@ -94,3 +97,43 @@ def page_rank(study: Study, key: str) -> tuple[int, int]:
         if cls.name == head and not cls.is_end:
             return i, int(tail) if tail.isdigit() else 0
     return len(shown), 0
+
+
+#: pages that are no step of "page n of N": the waiting page is the decision page's
+#: interlude, "under review" closes a first session, the end page ends the study
+NOT_STEPS = (p.WaitingPage, p.UnderReviewPage, p.EndPage)
+
+
+def steps(study: Study, plans: int) -> list[str]:
+    """The keys of the pages a participant who completes the study reads, in order, each of
+    their `plans` a page of its own."""
+    keys: list[str] = []
+    for cls in pages_of(study):
+        if cls is p.EvaluationPage:
+            keys += [f"{cls.name}-{n}" for n in range(1, plans + 1)]
+        elif not issubclass(cls, NOT_STEPS):
+            keys.append(cls.name)
+    return keys
+
+
+def plan_count(participant: Participant) -> int:
+    """How many plans the participant's design shows (their condition's, or the study's);
+    0 for a design that does not parse."""
+    from recourse_engine import DesignError, parse_design
+    from studyapp.generation.services import design_for
+
+    try:
+        return int(parse_design(design_for(participant)).total)
+    except DesignError:
+        return 0
+
+
+def progress(page: p.Page) -> tuple[int, int] | None:
+    """Where `page` stands in its participant's flow, (n, N) for "page n of N" (None for
+    pages that are no step): counted on the declared flow, a plan page per plan (the ones
+    they have, once they do)."""
+    if isinstance(page, NOT_STEPS):
+        return None
+    plans = page.total if isinstance(page, p.EvaluationPage) else plan_count(page.participant)
+    keys = steps(page.study, plans)
+    return (keys.index(page.key) + 1, len(keys)) if page.key in keys else None

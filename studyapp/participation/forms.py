@@ -23,6 +23,7 @@ from django.utils.translation import gettext_lazy
 
 from recourse_engine import FeatureSchema
 from studyapp.definition import screening
+from studyapp.definition.question_types import ScaleSelect
 from studyapp.definition.questions import attention_question
 from studyapp.models import Recourse
 from studyapp.participation.attention import FIELD_PREFIX
@@ -193,6 +194,7 @@ class ContactForm(PageForm):
         ),
         required=False,
         max_length=254,
+        widget=forms.EmailInput(attrs={"autocomplete": "email"}),
     )
 
 
@@ -246,7 +248,7 @@ def evaluation_form(
             label=label,
             choices=choices,
             coerce=int,
-            widget=forms.RadioSelect,
+            widget=ScaleSelect,
             error_messages={
                 "required": _("Please choose a rating from 1 to %(n)s.") % {"n": n},
                 "invalid_choice": _("Ratings go from 1 to %(n)s; please choose one.") % {"n": n},

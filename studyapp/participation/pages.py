@@ -26,6 +26,7 @@ from studyapp.participation import (
     release,
     selectors,
     services,
+    survey_logic,
     waiting,
     withdrawal,
 )
@@ -77,13 +78,23 @@ class Page:
         self.then = then
         self.study = participant.study
         self.texts = participant.page_texts  # placeholders filled from their design
-        #: the schema as participants read it (labels in the study's language when the
-        #: schema carries them)
-        self.schema_texts = localized_schema(self.study.schema, self.study.language)
+        #: the participant's language (one of the study's), for every text of the page
+        self.language = participant.page_language
+        #: the schema as participants read it (labels in their language when the schema
+        #: carries them)
+        self.schema_texts = localized_schema(self.study.schema, self.language)
+        # their earlier answers piped in (`{q.age}`); the templates read the participant's
+        self.texts = survey_logic.piped_texts(participant, self.texts, self.language)
+        participant.page_texts = self.texts
 
     @property
     def key(self) -> str:
         return self.name
+
+    def passes_by(self) -> Participant | None:
+        """A page with nothing to show this participant moves them on by itself (a
+        questionnaire whose items their answers all hide); returns them moved, or None."""
+        return None
 
     @property
     def template(self) -> str:
@@ -190,11 +201,22 @@ class QuestionnairePage(Page):
 
     def __init__(self, participant: Participant, then: str = "") -> None:
         super().__init__(participant, then)
-        self.items = questionnaire.ordered(self.study, participant.pk, self.items_page, self.name)
+        self.items = survey_logic.page_items(participant, self.items_page, self.name, self.language)
+
+    def passes_by(self) -> Participant | None:
+        """Every item of the page hidden by this participant's answers: on to the next."""
+        if self.items or not questionnaire.items_for(self.study, self.items_page):
+            return None
+        try:
+            return services.questionnaire_submit(
+                participant=self.participant, answers={}, order=[], then=self.then
+            )
+        except services.StaleSubmission:  # a second request moved them on meanwhile
+            return selectors.participant_get(code=self.participant.code)
 
     def form(self, data: Any = None) -> forms.Form:
         required = not self.timed_out(data)
-        fields = question_fields(self.items, self.study.language, required=required)
+        fields = question_fields(self.items, self.language, required=required)
         return type("QuestionnaireForm", (ContinueForm,), fields)(data)
 
     def submit(self, form: forms.Form) -> None:
@@ -247,7 +269,7 @@ class ProfilePage(Page):
         return profile_form(
             engine.schema_of(self.schema_texts),
             data,
-            checks=attention.checks_for_page(self.study, "profile"),
+            checks=attention.checks_for_page(self.study, "profile", self.language),
         )
 
     def submit(self, form: forms.Form) -> None:
@@ -410,7 +432,7 @@ class EvaluationPage(Page):
         self.recourse = next((r for r in plans if not r.done), None)
         self.schema = engine.schema_of(self.schema_texts)
         self.total = len(plans)
-        self.items = questionnaire.ordered(self.study, participant.pk, "evaluation", self.key)
+        self.items = survey_logic.page_items(participant, "evaluation", self.key, self.language)
 
     @property
     def key(self) -> str:
@@ -422,8 +444,8 @@ class EvaluationPage(Page):
             recourse=self.recourse,
             texts=self.schema_texts.get("evaluation", {}),
             data=data,
-            checks=attention.checks_for_page(self.study, self.key),
-            extra=question_fields(self.items, self.study.language),
+            checks=attention.checks_for_page(self.study, self.key, self.language),
+            extra=question_fields(self.items, self.language),
         )
         form.initial["recourse"] = self.recourse.pk
         return form

@@ -21,7 +21,12 @@ from typing import Any
 from django.utils.translation import gettext as _
 
 from studyapp.definition.errors import ConfigError
-from studyapp.definition.question_types import QUESTION_TYPES, AnswerError, answer_check
+from studyapp.definition.question_types import (
+    QUESTION_TYPES,
+    AnswerError,
+    answer_check,
+    unanswered,
+)
 from studyapp.definition.questions import Question
 from studyapp.definition.study_config import questions_read
 from studyapp.models import Participant, Study
@@ -62,7 +67,8 @@ def answers_check(
     items: Sequence[Question], given: Mapping[str, Any], *, timed_out: bool = False
 ) -> dict[str, Any]:
     """Every item's stored answer (unanswered optional items left out); a missing required
-    answer is refused unless the page timed out. Raises AnswerError naming the item."""
+    answer (or part of one: a matrix's statement) is refused unless the page timed out.
+    Raises AnswerError naming the item."""
     out: dict[str, Any] = {}
     unknown = sorted(set(given) - {q.key for q in items})
     if unknown:
@@ -72,11 +78,11 @@ def answers_check(
             value = answer_check(q, given.get(q.key))
         except AnswerError as exc:
             raise AnswerError(f"{q.label('en')}: {exc}") from None
+        if q.required and not timed_out and (value is None or unanswered(q, value)):
+            raise AnswerError(
+                _("Please answer the question: %(label)s") % {"label": q.label("en")}
+            )
         if value is None:
-            if q.required and not timed_out:
-                raise AnswerError(
-                    _("Please answer the question: %(label)s") % {"label": q.label("en")}
-                )
             continue
         out[q.key] = value
     return out

@@ -32,7 +32,7 @@ from django.utils.translation import gettext as _
 
 from studyapp.definition import outcomes
 from studyapp.models import Participant, Study
-from studyapp.participation import study_cache
+from studyapp.participation import study_cache, survey_logic
 
 log = logging.getLogger(__name__)
 
@@ -117,10 +117,10 @@ def local_time(study: Study, when: datetime) -> str:
     return f"{local:%Y-%m-%d %H:%M} ({zone.key}, UTC{offset[:3]}:{offset[3:]})"
 
 
-def mail_subject(study: Study, subject: str) -> str:
-    """The participant-facing title before the subject (the internal title never reaches
-    participants)."""
-    title = study.public_title
+def mail_subject(participant: Participant, subject: str) -> str:
+    """The participant-facing title (in their language) before the subject (the internal
+    title never reaches participants)."""
+    title = str(participant.page_texts.get("title", "")).strip()
     return f"{title}: {subject}" if title else subject
 
 
@@ -132,12 +132,15 @@ def sender() -> str:
 
 
 def _mail(participant: Participant, what: str, link: str) -> bool:
-    """One e-mail to the participant's address, in the study's language; False on failure."""
+    """One e-mail to the participant's address, in their language; False on failure."""
     if not participant.contact_email:
         return False
     study = participant.study
-    with translation.override(study.language):
-        texts = participant.page_texts
+    with translation.override(participant.page_language):
+        # with their earlier answers piped in, as on their pages
+        texts = survey_logic.piped_texts(
+            participant, participant.page_texts, participant.page_language
+        )
         if what == "link":
             subject = _("Your application is under review")
             body = str(texts.get("under_review") or _("Your application is under review."))
@@ -156,7 +159,7 @@ def _mail(participant: Participant, what: str, link: str) -> bool:
             body += "\n" + _("Please open it before %(deadline)s.") % {
                 "deadline": local_time(study, participant.return_deadline_at)
             }
-        subject = mail_subject(study, subject)
+        subject = mail_subject(participant, subject)
     try:
         send_mail(subject, body, sender(), [participant.contact_email])
     except Exception as exc:  # noqa: BLE001 - a mail server down must not stop the schedule

@@ -18,19 +18,20 @@ from typing import Any
 
 import numpy as np
 from django.db import IntegrityError, connection, transaction
-from django.utils import timezone
+from django.utils import timezone, translation
 from django.utils.translation import gettext as _
 
 from recourse_engine import rejects_factual
 from studyapp.definition import engine_objects, outcomes, screening
 from studyapp.definition.question_types import AnswerError, answer_check
-from studyapp.definition.questions import attention_question
+from studyapp.definition.questions import Question, attention_question
 from studyapp.models import Evaluation, PageVisit, Participant, Profile, Study
 from studyapp.participation import (
     assignment,
     attention,
     questionnaire,
     selectors,
+    survey_logic,
 )
 
 S = Participant.State
@@ -75,12 +76,16 @@ def participant_start(
     panel: Mapping[str, str] | None = None,
     condition: str = "",
     is_test: bool = False,
+    language: str = "",
+    device: Mapping[str, Any] | None = None,
 ) -> Participant:
     """A participant arrives (the welcome page's POST): resume their session when the panel
     id is known, else create one in a condition the study's assignment picks (`assignment`),
     on the study's first page (`state`: `flow.first_state`).
 
-    `is_test`: a researcher's preview or a bot (a draft study may be walked this way); test
+    `device`: the device they arrive on (`participation.device`: its class, the window's
+    size), recorded for a new participant. `language`: the one they take the study in (`participation.language`; blank: the
+    study's default). `is_test`: a researcher's preview or a bot (a draft study may be walked this way); test
     participants are left out of quotas, condition counts, the monitor and the export.
 
     The Study row lock serialises concurrent arrivals, so counting and creating cannot
@@ -114,6 +119,8 @@ def participant_start(
                     assignment=how,
                     is_test=is_test,
                     state=state,
+                    language=language or study.language,
+                    **(device or {}),
                 )
         except IntegrityError:
             existing = Participant.objects.filter(
@@ -272,19 +279,24 @@ def questionnaire_submit(
     timed_out: bool = False,
 ) -> Participant:
     """Store a questionnaire page's answers and the order it showed them in, then go on to
-    `then` (or end with failed attention when an attention item fails under the END rule).
-    Answers are checked again here; a bad one is refused and nothing is stored."""
+    `then` (or end with failed attention when an attention item fails under the END rule, or
+    with the outcome of an item's end rule: a screener). Answers are checked again here,
+    against the items shown to this participant; a bad one is refused and nothing is stored."""
     state = participant.state
     page = questionnaire.PAGE_OF_STATE.get(state)
     if page is None:
         raise StaleSubmission(_("That page was already submitted; your stored answers are kept."))
-    stored, checks = _item_answers(participant.study, page, answers, order, timed_out=timed_out)
+    items = survey_logic.shown(participant, questionnaire.items_for(participant.study, page))
+    stored, checks = _item_answers(items, answers, order, timed_out=timed_out)
+    ends = survey_logic.ending(participant, items, stored)
     with transaction.atomic():
         p = _locked(participant, state, state)
         p.answers = {**(p.answers or {}), **stored}
         p.item_orders = {**(p.item_orders or {}), page: list(order)}
         if attention.record(p, checks, {c["key"]: stored[c["key"]] for c in checks}):
             _end(p, S.FAILED_ATTENTION)
+        elif ends:
+            _end(p, ends)
         else:
             _advance(p, then)
         p.save()
@@ -293,16 +305,14 @@ def questionnaire_submit(
 
 
 def _item_answers(
-    study: Study,
-    page: str,
+    items: Sequence[Question],
     answers: Mapping[str, Any],
     order: Sequence[str],
     *,
     timed_out: bool = False,
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """A page's answers to the researcher's items, checked (a bad one or an altered list of
-    items is refused: nothing is stored), and the attention checks among them."""
-    items = questionnaire.items_for(study, page)
+    """A page's answers to the researcher's items it shows, checked (a bad one or an altered
+    list of items is refused: nothing is stored), and the attention checks among them."""
     try:
         stored = questionnaire.answers_check(items, answers, timed_out=timed_out)
     except questionnaire.AnswerError as exc:
@@ -322,8 +332,8 @@ def _attention_answers(
     study: Study, page: str, answers: Mapping[str, Any] | None
 ) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """The page's checks and their answers as codes; a missing or unlisted answer is refused
-    before anything is stored."""
-    checks = attention.checks_for_page(study, page)
+    before anything is stored (a check's prompt in the page's language)."""
+    checks = attention.checks_for_page(study, page, translation.get_language() or "")
     given = dict(answers or {})
     out: dict[str, int] = {}
     for check in checks:
@@ -513,7 +523,8 @@ def evaluation_submit(
     study = participant.study
     page = f"evaluation-{recourse.position}"
     checks, attention_given = _attention_answers(study, page, attention_answers)
-    extra, item_checks = _item_answers(study, "evaluation", answers or {}, item_order)
+    items = survey_logic.shown(participant, questionnaire.items_for(study, "evaluation"))
+    extra, item_checks = _item_answers(items, answers or {}, item_order)
     checks = [*checks, *item_checks]
     attention_given.update({c["key"]: extra[c["key"]] for c in item_checks})
     last = all(r.done or r.pk == recourse.pk for r in plans)

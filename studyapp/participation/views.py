@@ -1,7 +1,7 @@
 """Thin views: find the participant, validate the form, call the page's service, redirect.
 
-Participant pages render in the study's language (`translation.override(study.language)`),
-whatever the browser asks for: the study decides, as in the reference study.
+Participant pages render in the participant's language (`translation.override`), one of the
+study's, chosen on the welcome page (`language`: link, browser, switch) and kept with them.
 """
 
 from __future__ import annotations
@@ -19,7 +19,9 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from studyapp.models import Participant, Study
 from studyapp.participation import (
+    device,
     flow,
+    language,
     preview,
     recruitment,
     release,
@@ -61,15 +63,29 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
     is_test = claims is not None
     if study is None or (study.state != Study.State.LIVE and not is_test):
         return _problem(request, _("This study link is not open. Please check the link."), 404)
-    with translation.override(study.language):
+    asked, accept = params.get(language.PARAM, ""), request.headers.get("Accept-Language", "")
+    lang = language.chosen_language(study, asked=asked, accept=accept)
+    with translation.override(lang):
         try:
             arrival = recruitment.arrival_from(study, params)
         except recruitment.PanelError as exc:
             return _problem(request, str(exc), 400)
         hidden = sorted(arrival.params.items()) + ([(preview.PARAM, token)] if is_test else [])
         if request.method == "GET":
-            context = {"study": study, "params": hidden, "is_test": is_test}
+            texts = study.texts_for(language=lang)
+            context = {
+                "study": study,
+                "params": [*hidden, (language.PARAM, lang)],
+                "is_test": is_test,
+                "texts": texts,
+                "title": str(texts.get("title", "")).strip(),
+                "languages": language.language_links(study, lang, dict(hidden), request.path),
+            }
             return render(request, "studyapp/welcome.html", context)
+        try:
+            arrived_on = device.device_from(request.POST)
+        except ValueError as exc:
+            return _problem(request, str(exc), 400)
         try:
             participant = flow_services.participant_start(
                 study=study,
@@ -78,6 +94,8 @@ def start(request: HttpRequest, slug: str) -> HttpResponse:
                 panel=arrival.panel,
                 is_test=is_test,
                 condition=claims.condition if claims else "",
+                language=lang,
+                device=arrived_on,
             )
         except flow_services.FlowError as exc:
             return _problem(request, str(exc), 404)
@@ -103,7 +121,7 @@ def participant_page(request: HttpRequest, code: str) -> HttpResponse:
     participant = _participant_or_404(request, code)
     if isinstance(participant, HttpResponse):
         return participant
-    with translation.override(participant.study.language):
+    with translation.override(participant.page_language):
         return _participant_page(request, participant)
 
 
@@ -139,6 +157,7 @@ def _participant_page(request: HttpRequest, participant: Participant) -> HttpRes
             return redirect("participant", code=code)
         if not form.is_valid():
             context = {"page": page, "form": form, "participant": participant, **page.context()}
+            context["step"] = flow.progress(page)
             return render(request, page.template, context, status=400)
         try:
             page.submit(form)
@@ -153,6 +172,7 @@ def _participant_page(request: HttpRequest, participant: Participant) -> HttpRes
         "page": page,
         "form": page.initial_form(),
         "participant": participant,
+        "step": flow.progress(page),
         **page.context(),
     }
     return render(request, page.template, context)
@@ -168,7 +188,7 @@ def participant_withdraw(request: HttpRequest, code: str) -> HttpResponse:
     participant = _participant_or_404(request, code)
     if isinstance(participant, HttpResponse):
         return participant
-    with translation.override(participant.study.language):
+    with translation.override(participant.page_language):
         page = flow.page_for(participant)
         if participant.state == Participant.State.WITHDRAWN:
             return redirect("participant", code=code)
@@ -206,12 +226,13 @@ def csrf_failure(request: HttpRequest, reason: str = "") -> HttpResponse:
     """A lost or stale form token (cookies cleared, a page open for days): the study's own
     page in its language, with a button back to the participant's current page (a GET,
     which sets a fresh token), instead of Django's bare English "Forbidden"."""
-    study, resume = None, "/"
+    lang, resume = None, "/"
     m = _PATH_CODE.match(request.path)
     if m and (participant := selectors.participant_get(code=m.group(1))) is not None:
-        study, resume = participant.study, reverse("participant", args=[participant.code])
+        lang, resume = participant.page_language, reverse("participant", args=[participant.code])
     elif (m := _PATH_STUDY.match(request.path)) is not None:
         study = Study.objects.filter(slug=m.group(1)).first()
+        lang = study.language if study else None
         resume = request.path
-    with translation.override(study.language if study else None):
+    with translation.override(lang):
         return render(request, "studyapp/csrf_failure.html", {"resume": resume}, status=403)

@@ -34,17 +34,21 @@ from django.test import Client
 
 from recourse_engine import FeatureSchema, carloan_schema, synth_pool
 from studyapp.definition import engine_objects, screening
+from studyapp.definition.part_questions import posted
 from studyapp.definition.question_types import QUESTION_TYPES
 from studyapp.definition.questions import Question, attention_question
 from studyapp.models import Study
 from studyapp.participation import attention, preview, questionnaire
 from studyapp.participation.question_forms import FIELD_PREFIX as QUESTION_PREFIX
 from studyapp.simulation import keepalive
+from studyapp.simulation.screener import ScreenerError, screened, stored
 
 _PAGE = re.compile(r'name="page" value="([^"]*)"')
 _RECOURSE = re.compile(r'name="recourse" value="(\d+)"')
 _IMPOSSIBLE = re.compile(r'name="impossible_([A-Za-z0-9_]+)"')
 _CHANGED_ROWS = re.compile(r'<tr class="changed">')
+#: an item of the study's own on the page (a part of one: its name, a dot and the part)
+_ITEM = re.compile(rf'name="{re.escape(QUESTION_PREFIX)}([a-z][a-z0-9_]*)[".]')
 _HIDDEN = re.compile(r'<input type="hidden" name="([^"]+)" value="([^"]*)"')
 _CODE = re.compile(
     r'id="(completion|screenout|no-recourse|quota-full|failed-attention|withdrew|declined'
@@ -268,6 +272,7 @@ class Bot:
         attention_error_rate: float = 0.0,
         test: bool = True,
         consent: bool = True,
+        end_at_screener: bool = False,
     ) -> None:
         self.study = study
         self.rng = np.random.default_rng(seed)
@@ -289,6 +294,11 @@ class Bot:
         self.consent = consent
         # a seed stream apart from the demo pool's (seed 0), so bots are not pool members
         self.person = _synthetic_person(self.schema, 1_000_000_007 + seed)
+        #: answer the study's own screener (an item's end rule) so that the study ends for
+        #: it (False: so that it goes on); items its answers hide are not on its pages
+        self.end_at_screener = end_at_screener
+        #: the answers given so far, by the names survey logic uses ("q.age", ...)
+        self.given: dict[str, Any] = {}
 
     def _get(self, url: str) -> str:
         r = self.client.get(url)
@@ -364,12 +374,17 @@ class Bot:
             )
             data.update(pool_collection_answers(self.study, answers, self.rng))
             data.update(self.overrides)
+            for q in self.questions:
+                question = screening.as_question(q)
+                self.given[f"screening.{q['key']}"] = stored(question, data.get(q["key"]))
         elif page == "consent":
             data.update({"agree": "on"} if self.consent else {"decision": "decline"})
         elif page in questionnaire.PAGE_OF_STATE:
-            data.update(self._items(questionnaire.PAGE_OF_STATE[page], page))
+            data.update(self._items(questionnaire.PAGE_OF_STATE[page], body))
         elif page == "profile":
-            data.update(_profile_answers(self.schema, self.rng, self.person))
+            profile = _profile_answers(self.schema, self.rng, self.person)
+            self.given.update({f"profile.{k}": float(v) for k, v in profile.items()})
+            data.update(profile)
         elif page.startswith("evaluation-"):
             recourse = _RECOURSE.search(body)
             if recourse is None:
@@ -383,16 +398,32 @@ class Bot:
             data["action_why"] = "simulated answer"
             for key in changed:
                 data[f"impossible_{key}"] = "yes" if self.rng.random() < 0.05 else "no"
-            data.update(self._items("evaluation", page))
+            data.update(self._items("evaluation", body))
         return data
 
-    def _items(self, where: str, page: str) -> dict[str, Any]:
-        """Answers to the study's own items on a page (`where`: pre, post or evaluation)."""
+    def _items(self, where: str, body: str) -> dict[str, Any]:
+        """Answers to the study's own items the page shows (`where`: pre, post or
+        evaluation), past its screener or ended by it (`end_at_screener`)."""
+        on_page = set(_ITEM.findall(body))
+        items = [q for q in questionnaire.items_for(self.study, where) if q.key in on_page]
+        answers = {q.key: question_answer(q, self.rng, self.attention_error_rate) for q in items}
+        try:
+            answers = screened(
+                items,
+                answers,
+                self.given,
+                end=self.end_at_screener,
+                draw=lambda q: question_answer(q, self.rng, self.attention_error_rate),
+            )
+        except ScreenerError as exc:
+            raise BotError(f"{where} page: {exc}") from None
         out = {}
-        for q in questionnaire.items_for(self.study, where):
-            answer = question_answer(q, self.rng, self.attention_error_rate)
+        for q in items:
+            answer = answers[q.key]
+            if where != "evaluation":  # a plan page's answers are per plan: named by nothing
+                self.given[f"q.{q.key}"] = stored(q, answer)
             if answer not in ("", []):
-                out[f"{QUESTION_PREFIX}{q.key}"] = answer
+                out.update(posted(f"{QUESTION_PREFIX}{q.key}", answer))
         return out
 
     def _read_decision(self, url: str) -> float:

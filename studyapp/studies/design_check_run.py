@@ -30,26 +30,8 @@ from studyapp.studies.design_check import design_key, designs_of
 log = logging.getLogger(__name__)
 
 C = DesignCheck.State
-#: seconds between two progress writes
-_PROGRESS_EVERY_S = 0.5
 #: seconds between two looks at a method's fit that another worker is running
 _FIT_POLL_S = 2.0
-
-
-def _writer(check_id: int, start: float, span: float) -> Callable[[int, int], None]:
-    last = [0.0]
-
-    def report(done: int, total: int) -> None:
-        now = time.monotonic()
-        if done < total and now - last[0] < _PROGRESS_EVERY_S:
-            return
-        last[0] = now
-        value = start + span * min(1.0, done / max(total, 1))
-        DesignCheck.objects.filter(pk=check_id).update(
-            progress=round(value, 4), updated_at=timezone.now()
-        )
-
-    return report
 
 
 def _fits_ready(study: Study) -> list[str]:
@@ -146,7 +128,7 @@ def _compute(check_id: int, progress: Callable[[int, int], None] | None) -> tupl
             study, engine_objects.design_of(text), schema
         )
     codes, income = _sample(study, check, index, schema)
-    writer = _writer(check_id, 0.0, 1.0)
+    writer = method_fitting.progress_writer(DesignCheck.objects.filter(pk=check_id), places=4)
 
     def report(done: int, total: int) -> None:
         writer(done, total)

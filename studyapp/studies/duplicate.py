@@ -33,7 +33,7 @@ def _fresh_codes(old: Mapping[str, Mapping[str, str]]) -> dict[str, dict[str, st
 
 #: what a copy takes over as it is (its slug, state, owner and outcome codes are its own)
 COPIED = (
-    "title", "language", "schema", "schema_hash", "texts", "consent_version", "design",
+    "title", "language", "languages", "schema", "schema_hash", "texts", "consent_version", "design",
     "decision_model", "decision_model_blob", "decision_model_info", "method_params", "method_fallback", "pool_csv",
     "pool_hash", "pool_rows", "seed",
     "panel_param", "assignment_timeout_minutes", "attention_checks", "attention_max_failures",

@@ -40,6 +40,7 @@ DRAFT_ONLY = (
     "method_fallback",
     "seed",
     "language",
+    "languages",
     "texts",
     "consent_version",
     "eligibility",
@@ -128,6 +129,7 @@ def study_config(study: Study) -> dict[str, Any]:
     return {
         "title": study.title,
         "language": study.language,
+        "languages": study.languages or [],
         "texts": study.texts or {},
         "consent_version": study.consent_version,
         "design": study.design,

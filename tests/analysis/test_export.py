@@ -52,12 +52,15 @@ def test_loads_and_keeps_only_possible_evaluations(tmp_path):
 @pytest.mark.parametrize(
     ("edit", "needle"),
     [
-        (("ev", "acceptance", 1, 8), "row 2, column 'acceptance': rating must be an integer 1..7"),
-        (("ev", "action", 0, 2.5), "row 1, column 'action'"),
-        (("ev", "sparsity", 2, "lots"), "row 3, column 'sparsity': expected a number"),
-        (("ev", "any_impossible", 0, 2), "column 'any_impossible': must be 0 or 1"),
+        (("ev", "acceptance", 1, 8), "row 2, column 'acceptance': 8 is not in 1..7"),
+        (("ev", "action", 0, 2.5), "row 1, column 'action': 2.5 is not a whole number"),
+        (("ev", "sparsity", 2, "lots"), "row 3, column 'sparsity': 'lots' is not a number"),
+        (("ev", "proximity", 2, -1.5), "row 3, column 'proximity': -1.5 is below 0"),
+        (("ev", "proximity", 0, "inf"), "row 1, column 'proximity': inf is not a finite number"),
+        (("ev", "participant", 1, None), "row 2, column 'participant': empty"),
+        (("ev", "any_impossible", 0, 2), "row 1, column 'any_impossible': 2 is not one of 0, 1"),
         (("ev", "participant", 2, "p9"), "'p9' is not in participants.csv"),
-        (("ev", "cf_education", 0, 6), "column 'cf_education': code outside 1..5"),
+        (("ev", "cf_education", 0, 6), "column 'cf_education': 6 is not an option code 1..5"),
         (("ev", "recourse", 1, "r1"), "row 2: participant and recourse repeat"),
     ],
 )

@@ -7,7 +7,6 @@ simulated participants (bots over HTTP) complete it, and downloads the export ZI
 from __future__ import annotations
 
 import io
-import time
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -16,7 +15,7 @@ import pandas as pd
 import pytest
 
 from recourse_engine import carloan_schema, synth_pool
-from tests.browser.chromium import start_chromium
+from tests.browser.chromium import downloaded, start_downloading_chromium
 from tests.browser.pages import Page
 from tests.integration.stack import embedded_env, manage, running
 
@@ -35,31 +34,10 @@ u.user_permissions.set(Permission.objects.filter(content_type__app_label="studya
 
 
 @pytest.fixture
-def downloads(tmp_path: Path) -> Path:
-    folder = tmp_path / "downloads"
-    folder.mkdir()
-    return folder
-
-
-@pytest.fixture
 def driver(downloads: Path) -> Iterator[object]:
-    prefs = {"download.default_directory": str(downloads), "download.prompt_for_download": False}
-    d = start_chromium("1280,1000", prefs)  # a researcher's desktop
-    d.execute_cdp_cmd(
-        "Page.setDownloadBehavior", {"behavior": "allow", "downloadPath": str(downloads)}
-    )
+    d = start_downloading_chromium("1280,1000", downloads)  # a researcher's desktop
     yield d
     d.quit()
-
-
-def _wait_for_file(folder: Path, pattern: str, timeout: float = 60) -> Path:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done = [p for p in folder.glob(pattern) if not p.name.endswith(".crdownload")]
-        if done and not list(folder.glob("*.crdownload")):
-            return done[0]
-        time.sleep(0.2)
-    raise AssertionError(f"no {pattern} downloaded into {folder}: {list(folder.iterdir())}")
 
 
 def test_researcher_sets_up_runs_and_exports(driver, tmp_path: Path, downloads: Path) -> None:  # noqa: ANN001
@@ -113,7 +91,7 @@ def test_researcher_sets_up_runs_and_exports(driver, tmp_path: Path, downloads: 
         assert css('[data-fig="test_participants"]').text == "2"
         driver.find_element(By.ID, "export-test").click()
         driver.find_element(By.ID, "export-zip").click()
-        zpath = _wait_for_file(downloads, "carloan-lab-export-*.zip")
+        zpath = downloaded(downloads, "carloan-lab-export-*.zip")
     zf = zipfile.ZipFile(zpath)
     ev = pd.read_csv(io.BytesIO(zf.read("evaluations.csv")))
     pa = pd.read_csv(io.BytesIO(zf.read("participants.csv")))

@@ -91,8 +91,8 @@ def test_recourses_end_to_end_through_python_m(files):
     [
         (lambda f: f.drop(columns=["income"]), "missing column(s) income"),
         (lambda f: f.assign(toeic=99), "row 1, column 'toeic': 99 is not an option code 1..8"),
-        (lambda f: f.assign(income="abc"), "row 1, column 'income': not a number"),
-        (lambda f: f.assign(id="dup"), "row 2, column 'id': duplicate id 'dup'"),
+        (lambda f: f.assign(income="abc"), "row 1, column 'income': 'abc' is not a number"),
+        (lambda f: f.assign(id="dup"), "row 2, column 'id': 'dup' repeats an earlier row"),
     ],
 )
 def test_bad_profiles_stop_with_a_message_and_write_nothing(files, capsys, edit, needle):

@@ -1,7 +1,7 @@
 import pandas as pd
 import pytest
 
-from recourse_engine import PoolError, carloan_schema, read_pool_csv, synth_pool
+from recourse_engine import PoolError, carloan_schema, pool_from_frame, read_pool_csv, synth_pool
 
 
 @pytest.fixture
@@ -36,13 +36,20 @@ def test_reads_valid_pool_and_keeps_extra_columns(pool_csv):
         ),
         (
             lambda f: f.assign(income=f["income"].astype(object).where(f.index != 2, "lots")),
-            "row 3, column 'income': not a number",
+            "row 3, column 'income': 'lots' is not a number",
         ),
         (
             lambda f: f.assign(income=f["income"].where(f.index != 4, -5)),
-            "row 5, column 'income': negative",
+            "row 5, column 'income': -5 is below 0",
         ),
-        (lambda f: f.assign(id=["same"] * len(f)), "row 2, column 'id': duplicate id 'same'"),
+        (
+            lambda f: f.assign(id=["same"] * len(f)),
+            "row 2, column 'id': 'same' repeats an earlier row (29 rows: 2, 3, 4, 5, 6, ...)",
+        ),
+        (
+            lambda f: f.assign(toeic=f["toeic"].astype(object).where(f.index % 10 != 3, "B2")),
+            "row 4, column 'toeic': 'B2' is not an option code 1..8 (3 rows: 4, 14, 24)",
+        ),
         (lambda f: f.iloc[0:0], "no rows"),
     ],
 )
@@ -62,3 +69,12 @@ def test_missing_and_empty_files(tmp_path):
     (tmp_path / "empty.csv").write_text("")
     with pytest.raises(PoolError, match="file is empty"):
         read_pool_csv(tmp_path / "empty.csv", carloan_schema())
+
+
+@pytest.mark.parametrize(("blank", "shown"), [(None, "empty"), ("  ", "'  ' is not an id")])
+def test_a_blank_id_is_refused_in_a_frame(pool_csv, blank, shown):
+    _, frame = pool_csv
+    frame = frame.astype({"id": object})
+    frame.loc[3, "id"] = blank
+    with pytest.raises(PoolError, match=f"^uploaded: row 4, column 'id': {shown}$"):
+        pool_from_frame(frame, carloan_schema(), source="uploaded")

@@ -4,7 +4,6 @@ database of DATABASE_URL is not migrated unasked; a missing extra is named in on
 
 from __future__ import annotations
 
-import os
 import socket
 import subprocess
 import sys
@@ -12,39 +11,30 @@ from pathlib import Path
 
 import pytest
 
-COMMAND = Path(sys.executable).parent / "recourse-study"
+from tests.run_cli import run_study
 
 pytestmark = pytest.mark.slow
 
 
-def _run(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
-    base = {k: v for k, v in os.environ.items()
-            if k not in ("STUDYAPP_VAR_DIR", "DATABASE_URL", "PYTHONPATH", "PORT")}  # fmt: skip
-    return subprocess.run(
-        [str(COMMAND), *args], cwd=cwd, env={**base, **env},
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
-
-
 def test_a_data_command_in_a_fresh_folder_migrates_first(tmp_path: Path) -> None:
-    done = _run(["create_demo_study", "--pool-size", "50", "--no-admin"], tmp_path)
+    done = run_study(["create_demo_study", "--pool-size", "50", "--no-admin"], tmp_path)
     assert done.returncode == 0, done.stderr
     assert "created study carloan: 50 pool profiles" in done.stdout
     assert done.stderr.startswith("recourse-study: set up the database ")
     assert (tmp_path / "var" / "db.sqlite3").is_file()
-    again = _run(["create_demo_study", "--pool-size", "50", "--no-admin"], tmp_path)
+    again = run_study(["create_demo_study", "--pool-size", "50", "--no-admin"], tmp_path)
     assert again.returncode == 0 and again.stderr == ""  # migrated already: nothing said
 
 
 def test_a_failing_command_leaves_no_var_folder(tmp_path: Path) -> None:
-    done = _run(["export_study", "nosuch", "--out", "export"], tmp_path)
+    done = run_study(["export_study", "nosuch", "--out", "export"], tmp_path)
     assert done.returncode == 2, done.stderr
     assert "Traceback" not in done.stderr and "nosuch" in done.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
 def test_help_lists_serve_and_leaves_nothing(tmp_path: Path) -> None:
-    done = _run(["help"], tmp_path)
+    done = run_study(["help"], tmp_path)
     assert done.returncode == 0 and "export_study" in done.stdout
     assert "[recourse-study]\n    serve  (" in done.stdout
     assert list(tmp_path.iterdir()) == []
@@ -52,7 +42,7 @@ def test_help_lists_serve_and_leaves_nothing(tmp_path: Path) -> None:
 
 def test_a_database_of_database_url_is_not_migrated_unasked(tmp_path: Path) -> None:
     url = f"sqlite:///{tmp_path / 'lab.sqlite3'}"
-    done = _run(["export_study", "carloan", "--out", "export"], tmp_path, DATABASE_URL=url)
+    done = run_study(["export_study", "carloan", "--out", "export"], tmp_path, DATABASE_URL=url)
     assert done.returncode == 2
     assert done.stderr.splitlines()[-1].startswith("error: the database of DATABASE_URL lacks ")
     assert "run `recourse-study migrate` first" in done.stderr
@@ -79,7 +69,7 @@ def test_serve_refuses_a_taken_port_before_setting_up_anything(tmp_path: Path) -
         held.bind(("127.0.0.1", 0))
         held.listen()
         port = held.getsockname()[1]
-        done = _run(["serve"], tmp_path, PORT=str(port))
+        done = run_study(["serve"], tmp_path, PORT=str(port))
     assert done.returncode == 2
     assert done.stderr.splitlines() == [
         f"error: port {port} on 127.0.0.1 is taken by another program; choose a free one "
@@ -89,6 +79,6 @@ def test_serve_refuses_a_taken_port_before_setting_up_anything(tmp_path: Path) -
 
 
 def test_serve_refuses_a_bad_port(tmp_path: Path) -> None:
-    done = _run(["serve", "--port", "http"], tmp_path)
+    done = run_study(["serve", "--port", "http"], tmp_path)
     assert done.returncode == 2
     assert done.stderr.splitlines() == ["error: --port must be a port number 1..65535, got 'http'"]

@@ -55,17 +55,20 @@ def eager() -> Iterator[None]:
     celery_app.conf.task_always_eager = old
 
 
-def make_study(slug: str = "carloan", pool: Any = None, state: str = "live") -> Study:
+def make_study(
+    slug: str = "carloan", pool: Any = None, state: str = "live", **create: Any
+) -> Study:
+    """The car-loan study on `pool` (default: 600 synthetic profiles), live unless `state`
+    says draft; `create`: further arguments of `services.study_create` (title, design, seed,
+    owner, ...) over this study's."""
     frame = synth_pool(SCHEMA, n=600, seed=1) if pool is None else pool
     study = services.study_create(
         slug=slug,
-        title="Car loan (test)",
         schema=SCHEMA,
         pool=frame,
-        design=DESIGN,
         texts=carloan.TEXTS,
         consent_version=carloan.CONSENT_VERSION,
-        seed=7,
+        **{"title": "Car loan (test)", "design": DESIGN, "seed": 7, **create},
     )
     if state == "live":
         services.study_set_state(study=study, state=Study.State.LIVE)

@@ -90,6 +90,8 @@ def test_simulated_answers_are_seeded(transactional_db: Any, var: Path) -> None:
     [
         (["carloan", "--n", "0"], "--n must be 1..10000"),
         (["carloan", "--ineligible", "1.5"], "--ineligible must be a share"),
+        (["carloan", "--ineligible", "0.5", "--screened-out", "0.6"],
+         r"--screened-out must be a share in 0\.\.0\.5, got 0\.6"),  # fmt: skip
         (["carloan", "--timeout", "-1"], "--timeout must be positive"),
         (["nope"], "no study 'nope'"),
     ],

@@ -30,14 +30,17 @@ LOG_STD_MIN, LOG_STD_MAX = -5.0, 1.0
 
 @dataclass(frozen=True)
 class SACConfig:
-    hidden: int = 64
-    lr: float = 3e-3
-    gamma: float = 0.9
+    """The first five are `FairRL`'s fields, passed on (their defaults live there, once);
+    tau, buffer and alpha are SAC's own."""
+
+    hidden: int
+    lr: float
+    gamma: float
+    batch: int
+    device: str
     tau: float = 0.02
-    batch: int = 256
     buffer: int = 200_000
     alpha: float = 0.05
-    device: str = "cpu"
 
 
 @dataclass

@@ -39,6 +39,13 @@ class Command(StudyCommand):
             default=0.0,
             help="share of bots that answer the screening ineligibly (0..1)",
         )
+        parser.add_argument(
+            "--screened-out",
+            type=float,
+            default=0.0,
+            help="share of bots that answer the study's own screener (a question's end rule) "
+            "so that the study ends for them (0..1; the others answer so that it goes on)",
+        )
         parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait per bot")
         parser.add_argument(
             "--eager", action="store_true", help="run recourse tasks in this process (no worker)"
@@ -101,6 +108,10 @@ class Command(StudyCommand):
             self.fail(f"--n must be 1..10000, got {n}")
         if not 0.0 <= share <= 1.0:
             self.fail(f"--ineligible must be a share in 0..1, got {share}")
+        if not 0.0 <= opts["screened_out"] <= 1.0 - share:
+            self.fail(
+                f"--screened-out must be a share in 0..{1 - share:g}, got {opts['screened_out']}"
+            )
         if opts["timeout"] <= 0:
             self.fail(f"--timeout must be positive, got {opts['timeout']}")
         study = self.study(opts["study"])
@@ -134,6 +145,7 @@ class Command(StudyCommand):
         outcomes: Counter[str] = Counter()
         waits, evaluations = [], 0
         n_ineligible = round(n * share)
+        n_screener = round(n * opts["screened_out"])
         # a progress bar on a terminal only, none with --no-progress
         bars = self.bars(opts)
         for i in tqdm(range(n), desc="participants", unit="p", disable=bars, file=sys.stderr):
@@ -141,6 +153,7 @@ class Command(StudyCommand):
                 study,
                 seed=opts["seed"] * 100_003 + i,
                 eligible=i >= n_ineligible,
+                end_at_screener=n_ineligible <= i < n_ineligible + n_screener,
                 wait_timeout=opts["timeout"],
                 client=HttpClient(opts["url"]) if opts["url"] else None,
             )
@@ -169,8 +182,11 @@ class Command(StudyCommand):
                 "--concurrency, --think, --verify, --report and --retry-errors need --url "
                 "(a running server)"
             )
-        if opts["ineligible"]:
-            self.fail("--ineligible cannot be combined with a concurrent run (all complete)")
+        if opts["ineligible"] or opts["screened_out"]:
+            self.fail(
+                "--ineligible and --screened-out cannot be combined with a concurrent run "
+                "(all complete)"
+            )
         if not 1 <= concurrency <= n:
             self.fail(f"--concurrency must be 1..--n ({n}), got {concurrency}")
         if not 1 <= opts["time_limit"] <= 3600:

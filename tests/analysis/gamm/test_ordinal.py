@@ -124,7 +124,7 @@ def test_matches_ordered_logit_without_random_variation(data):
     assert np.allclose(np.subtract(fit.thresholds, fit.thresholds[0]), cuts - cuts[0], atol=0.01)
     line = np.polyfit(data["x"], fit.eta, 1)
     assert line[0] == pytest.approx(slope, rel=0.01)
-    assert fit.p < 1e-6
+    assert fit.term.p < 1e-6
     assert fit.smooth_label == "s(x)"
     # no participant variation: both variance components shrink to (nearly) nothing
     assert fit.smooth["s(participant)"].edf < 5

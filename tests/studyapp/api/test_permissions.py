@@ -38,6 +38,9 @@ def expect(*, other: int, shared: int, owner: int, superuser: int | None = None)
 
 
 SEEN = expect(other=404, shared=200, owner=200)  # any researcher who can see the study
+OWNER = expect(other=404, shared=403, owner=200)  # the owner alone: panel ids, sharing
+PANEL = "with_panel_ids=1"  # the query that asks for the panel ids
+QUEUED = expect(other=404, shared=202, owner=202)  # a task queued for those who may change it
 
 
 #: which permission sets a kind of endpoint is open to; as in the admin, the change
@@ -59,6 +62,8 @@ class Row:
     query: str = ""
     body: Any = None  # dict, bytes (text/csv) or a function of the role
     extra: dict[str, Any] = field(default_factory=dict)
+    #: how a bytes body is sent
+    content_type: str = "text/csv"
 
 
 def token_body(role: str) -> dict[str, str]:
@@ -106,30 +111,12 @@ ROWS = [
         body={"slug": "copy"},
         needs="add",
     ),
-    Row(
-        "POST",
-        "/api/studies/{slug}/share/",
-        expect(other=404, shared=403, owner=200),
-        body={"username": "other"},
-        needs="change",
-    ),
+    Row("POST", "/api/studies/{slug}/share/", OWNER, body={"username": "other"}, needs="change"),
     Row("PUT", "/api/studies/{slug}/pool/", SEEN, body=pool_csv(30), needs="change"),
     Row("GET", "/api/studies/{slug}/participants/", SEEN, needs="view"),
-    Row(
-        "GET",
-        "/api/studies/{slug}/participants/",
-        expect(other=404, shared=403, owner=200),
-        query="with_panel_ids=1",
-        needs="view",
-    ),
+    Row("GET", "/api/studies/{slug}/participants/", OWNER, query=PANEL, needs="view"),
     Row("GET", "/api/studies/{slug}/participants/{id}/", SEEN, needs="view"),
-    Row(
-        "GET",
-        "/api/studies/{slug}/participants/{id}/",
-        expect(other=404, shared=403, owner=200),
-        query="with_panel_ids=1",
-        needs="view",
-    ),
+    Row("GET", "/api/studies/{slug}/participants/{id}/", OWNER, query=PANEL, needs="view"),
     Row(
         "DELETE",
         "/api/studies/{slug}/participants/{id}/",
@@ -139,43 +126,41 @@ ROWS = [
     Row("GET", "/api/studies/{slug}/evaluations/", SEEN, needs="view"),
     Row("GET", "/api/studies/{slug}/evaluations/", SEEN, query="with_text=1", needs="view"),
     Row("GET", "/api/studies/{slug}/export/", SEEN, needs="view"),
-    Row(
-        "GET",
-        "/api/studies/{slug}/export/",
-        expect(other=404, shared=403, owner=200),
-        query="with_panel_ids=1",
-        needs="view",
-    ),
+    Row("GET", "/api/studies/{slug}/export/", OWNER, query=PANEL, needs="view"),
     Row("GET", "/api/studies/{slug}/monitor/", SEEN, needs="view"),
     Row("GET", "/api/studies/{slug}/design-check/", SEEN, needs="view"),
     Row(
         "POST",
         "/api/studies/{slug}/design-check/",
-        expect(other=404, shared=202, owner=202),
+        QUEUED,
         body={"sample_size": 10},
         needs="change",
     ),
     Row("GET", "/api/studies/{slug}/fits/", SEEN, needs="view"),
+    Row("POST", "/api/studies/{slug}/fits/", QUEUED, needs="change"),
+    Row("GET", "/api/studies/{slug}/page-visits/", SEEN, needs="view"),
+    Row("GET", "/api/studies/{slug}/translations/{lang}/", SEEN, needs="view"),
     Row(
-        "POST",
-        "/api/studies/{slug}/fits/",
-        expect(other=404, shared=202, owner=202),
+        "PUT",
+        "/api/studies/{slug}/translations/{lang}/",
+        SEEN,
+        body=b'msgid ""\nmsgstr ""\n"Language: en\\n"\n',  # a PO file with nothing to change
+        content_type="text/x-gettext-translation",
         needs="change",
     ),
-    Row("GET", "/api/studies/{slug}/page-visits/", SEEN, needs="view"),
 ]
 
 
 def _request(cast: Cast, row: Row, role: str) -> Any:
     participant = Participant.objects.filter(study=cast.study).order_by("pk").first()
-    path = row.path.format(slug=cast.study.slug, id=participant.pk)
+    path = row.path.format(slug=cast.study.slug, id=participant.pk, lang="en")
     if row.query:
         path += "?" + row.query
     body = row.body(role) if callable(row.body) else row.body
     client = cast.client(role)
     call = getattr(client, row.method.lower())
     if isinstance(body, bytes):
-        return call(path, body, content_type="text/csv")
+        return call(path, body, content_type=row.content_type)
     if body is None:
         return call(path)
     return call(path, body, format="json")
@@ -288,7 +273,7 @@ def _api_operations() -> set[tuple[str, str]]:
 
 
 def _normal(path: str) -> str:
-    return path.replace("{slug}", "<slug>").replace("{id}", "<pk>")
+    return path.replace("{slug}", "<slug>").replace("{id}", "<pk>").replace("{lang}", "<lang>")
 
 
 def test_matrix_covers_every_endpoint() -> None:

@@ -13,7 +13,7 @@ from django.test import Client
 from recourse_engine import synth_pool
 from studyapp.definition.errors import StudyError
 from studyapp.models import Study
-from studyapp.studies import carloan, model_training, pool, services
+from studyapp.studies import model_training, pool, services
 from tests.studyapp.conftest import SCHEMA, make_study
 from tests.studyapp.console.conftest import change_data, change_url, client_for, researcher
 
@@ -31,19 +31,15 @@ def methods_draft(owner: Any) -> Study:
     rule (refused at creation before the console could train a model)."""
     frame = synth_pool(SCHEMA, n=300, seed=4)
     frame["approved"] = ((frame["position"] >= 4) | (frame["education"] >= 4)).astype(int)
-    study = services.study_create(
+    return make_study(
         slug="methods",
-        title="Internal: Wachter vs GS vs pool",
-        schema=SCHEMA,
         pool=frame,
+        state="draft",
+        title="Internal: Wachter vs GS vs pool",
         design=METHODS_DESIGN,
-        texts=carloan.TEXTS,
-        consent_version=carloan.CONSENT_VERSION,
         seed=3,
+        owner=owner,
     )
-    study.owner = owner
-    study.save(update_fields=["owner"])
-    return study
 
 
 def _model_url(study: Study) -> str:

@@ -99,8 +99,11 @@ TYPE_SETTINGS = {
     "number": {"min", "max", "decimals"},
     "slider": {"min", "max", "step"},
     "attention": {"options", "answer"},
+    "matrix": {"options", "rows", "row_keys"},
+    "ranking": {"options", "option_keys"},
 }
-COMMON = {"key", "page", "type", "required", "text"}
+#: ... and every type's survey logic (when it is shown, when its answer ends the study)
+COMMON = {"key", "page", "type", "required", "text", "show_if", "end_if", "ends_with"}
 
 
 def _forms() -> dict[str, dict[str, Any]]:
@@ -137,6 +140,11 @@ QUESTIONS = [
      "min": 0, "max": 10, "step": 0.5},
     {"key": "q7", "page": "post", "type": "attention", "text": {"en": "Pick b"},
      "options": {"en": ["a", "b"]}, "answer": 2},
+    {"key": "q8", "page": "pre", "type": "matrix", "text": {"en": "Agree?"},
+     "options": {"en": ["no", "yes"]}, "rows": {"en": ["Fair", "Clear"]},
+     "row_keys": ["fair", "clear"]},
+    {"key": "q9", "page": "post", "type": "ranking", "text": {"en": "Order"},
+     "options": {"en": ["a", "b"]}, "option_keys": ["a", "b"]},
 ]  # fmt: skip
 
 
@@ -148,18 +156,33 @@ def test_every_stored_question_opens_in_its_own_types_form(draft, owner_client):
     for q in stored:
         matching = [name for name, form in forms.items() if _matches(q, form)]
         assert matching == [q["type"]], (q["key"], matching)
+    # the preview shows them as participants see them: a radio group per statement, a rank
+    # select per option
+    preview = _page(owner_client, draft)
+    assert "<legend>Fair</legend>" in preview and 'name="q__q8.clear"' in preview
+    assert '<select name="q__q9.b"' in preview
 
 
 def test_a_question_as_its_form_posts_it_is_saved_with_the_defaults(draft, owner_client):
     """The editor posts only the chosen form's fields; the rest take their defaults."""
     form = _forms()["slider"]
+    none = {"all": [], "any": []}
     posted = {"key": "sure", "page": "post", "type": "slider", "required": True,
-              "text": {"en": "How sure?", "ja": ""}, "min": 0, "max": 10, "step": 2}  # fmt: skip
+              "text": {"en": "How sure?", "ja": ""}, "min": 0, "max": 10, "step": 2,
+              "show_if": none, "end_if": none, "ends_with": "screened_out"}  # fmt: skip
     assert set(posted) == set(form["properties"])
     r = owner_client.post(change_url(draft), change_data(draft, questions=json.dumps([posted])))
     assert r.status_code == 302, r.content.decode()[:2000]
     (q,) = Study.objects.get(pk=draft.pk).questions
     assert (q["type"], q["step"], q["points"], q["max_length"]) == ("slider", 2, 5, 500)
+    # a condition as the editor posts it (its value as text) is stored as the answer's kind
+    drive = {**posted, "key": "drive", "page": "pre", "min": 0, "max": 1, "step": 1}
+    shown = {"all": [{"question": "q.drive", "op": ">=", "value": "1", "values": []}], "any": []}
+    questions = json.dumps([drive, {**posted, "show_if": shown}])
+    r = owner_client.post(change_url(draft), change_data(draft, questions=questions))
+    assert r.status_code == 302, r.content.decode()[:2000]
+    stored = Study.objects.get(pk=draft.pk).questions[1]["show_if"]["all"][0]
+    assert (stored["op"], stored["value"]) == (">=", 1)
 
 
 # --- lists of the study's own conditions and pages ----------------------------------------------

@@ -101,6 +101,9 @@ def test_every_column_has_its_own_description(every_state: Any, tmp_path: Path) 
         if column in contract.COLUMNS:
             assert text == contract.column(file, column).describe(study_facts(
                 Tables.of(every_state))), (file, column)  # fmt: skip
+    # columns that share a description are one column, in the files that both have it
+    shared = cb.groupby("description")["column"].nunique()
+    assert shared[shared > 1].to_dict() == {}
 
 
 def test_a_column_declared_twice_is_refused() -> None:

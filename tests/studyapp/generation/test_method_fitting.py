@@ -117,7 +117,7 @@ def test_a_pool_without_the_group_column_fails_with_its_name_and_can_be_requeued
 def test_progress_writer_stores_fractions_and_always_the_end() -> None:
     study = _study("ibr:1")
     (row,) = method_fitting.fits_queue(study=study)
-    report = method_fitting._progress_writer(row.pk)
+    report = method_fitting.progress_writer(FittedMethod.objects.filter(pk=row.pk))
     report(1, 4)
     row.refresh_from_db()
     assert row.progress == pytest.approx(0.25)
@@ -127,6 +127,14 @@ def test_progress_writer_stores_fractions_and_always_the_end() -> None:
     report(4, 4)
     row.refresh_from_db()
     assert row.progress == 1.0
+
+
+def test_progress_writer_rounds_to_the_places_asked() -> None:
+    study = _study("ibr:1")
+    (row,) = method_fitting.fits_queue(study=study)
+    method_fitting.progress_writer(FittedMethod.objects.filter(pk=row.pk), places=2)(1, 3)
+    row.refresh_from_db()
+    assert row.progress == 0.33
 
 
 @override_settings(STUDYAPP_BALANCED_FIT_PARAMS=SMALL_IBR)

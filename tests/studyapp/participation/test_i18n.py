@@ -41,6 +41,8 @@ SOURCES = [
         )
     ),
     "definition/outcomes",  # the end pages' texts
+    "definition/question_types",  # the answer checks' messages
+    "definition/part_questions",  # the matrix's and ranking's words
 ]
 _PLACEHOLDER = re.compile(r"%\(\w+\)s|\{\w+\}")
 

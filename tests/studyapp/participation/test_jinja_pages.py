@@ -1,11 +1,12 @@
 """The participant pages' Jinja2 templates (studyapp/jinja2): every string they translate is in
 the Japanese catalogue under the msgid Django's templates used, values print and escape as in
-Django's templates, and a form field written with one template reads as Django's form renderer
-wrote it."""
+Django's templates, and a form field written with one template has what Django's form renderer
+wrote (the same inputs, labels, texts and errors), laid out for phones and screen readers."""
 
 from __future__ import annotations
 
 import datetime as dt
+from html.parser import HTMLParser
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -150,11 +151,55 @@ BAD = {"page": "x'", "age": "17", "gender": "9", "jobs": ["1", "7"], "q__fair": 
        "acceptance": "2", "email": "bad'", "recourse": "abc"}  # fmt: skip
 
 
+class _Markup(HTMLParser):
+    """What a field's markup says: its controls with their attributes, the text a reader
+    sees (visually hidden text apart), each label's target and text, and where every
+    radio button and box sits (the tags around it)."""
+
+    CONTROLS = ("input", "textarea", "select", "option", "fieldset", "legend", "ul")
+
+    def __init__(self, html: str) -> None:
+        super().__init__()
+        self.controls: list[tuple[str, list[tuple[str, str | None]]]] = []
+        self.text: list[str] = []
+        self.hidden_text: list[str] = []
+        self.labels: dict[str, str] = {}
+        self.option_parents: list[list[str]] = []
+        self.open: list[tuple[str, dict[str, str | None]]] = []
+        self.feed(html)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag in self.CONTROLS:
+            self.controls.append((tag, sorted(attrs)))
+        found = dict(attrs)
+        if tag == "input" and found.get("type") in ("radio", "checkbox"):
+            self.option_parents.append([f"{t}.{a.get('class', '')}" for t, a in self.open])
+        if tag != "input":
+            self.open.append((tag, found))
+
+    def handle_endtag(self, tag: str) -> None:
+        while self.open and self.open.pop()[0] != tag:
+            pass
+
+    def handle_data(self, data: str) -> None:
+        words = data.split()
+        if any(a.get("class") == "visually-hidden" for _t, a in self.open):
+            self.hidden_text += words
+            return
+        self.text += words
+        label = next((a.get("for") for t, a in reversed(self.open) if t == "label"), None)
+        if label:
+            self.labels[label] = " ".join([*self.labels.get(label, "").split(), *words])
+
+
 @pytest.mark.parametrize("language", ["en", "ja"])
 @pytest.mark.parametrize("data", [None, {}, BAD], ids=["unbound", "empty", "bad"])
-def test_a_field_in_one_template_is_what_djangos_renderer_wrote(
+def test_a_field_in_one_template_has_what_djangos_renderer_wrote(
     language: str, data: dict[str, Any] | None
 ) -> None:
+    """The same inputs (attributes and all), labels, texts and errors as Django's own
+    renderer; every option inside its label in a row of its own (a lone tick box too); a
+    rating scale's group described by its two ends."""
     with translation.override(language):
         ours, reference = _forms(data), _forms(data)
         for form in reference:
@@ -163,11 +208,28 @@ def test_a_field_in_one_template_is_what_djangos_renderer_wrote(
             (a, b) for f, g in zip(ours, reference, strict=True) for a, b in zip(f, g, strict=True)
         ]
         assert len(pairs) > 40
+        scales = 0
         for bf, django_bf in pairs:
             if bf.is_hidden:
                 assert str(bf) == str(django_bf), bf.name
-            else:
-                assert bf.as_field_group() == django_bf.as_field_group(), bf.name
+                continue
+            mine, django = _Markup(bf.as_field_group()), _Markup(django_bf.as_field_group())
+            fieldset = [dict(a) for t, a in mine.controls if t == "fieldset"]
+            controls = [(t, a) for t, a in mine.controls if t != "fieldset"]
+            assert controls == [(t, a) for t, a in django.controls if t != "fieldset"], bf.name
+            assert sorted(mine.text) == sorted(django.text), bf.name  # a tick box: label last
+            assert mine.labels == django.labels, bf.name
+            assert all(p[-2:] == ["div.option", "label."] for p in mine.option_parents), bf.name
+            assert len(mine.option_parents) == len(django.option_parents), bf.name
+            if getattr(bf.field.widget, "is_scale", False):
+                scales += 1
+                anchors = " ".join(mine.hidden_text)
+                for _code, end in (bf.field.choices[0], bf.field.choices[-1]):
+                    assert " ".join(str(end).split()) in anchors, bf.name
+                assert f"{bf.auto_id}_anchors" in fieldset[0]["aria-describedby"], bf.name
+                if bf.errors:
+                    assert f"{bf.auto_id}_error" in fieldset[0]["aria-describedby"], bf.name
+        assert scales == 6  # the evaluation's two ratings; the two Likert items on it and alone
 
 
 def test_an_unknown_widget_is_left_to_django() -> None:
@@ -178,3 +240,20 @@ def test_an_unknown_widget_is_left_to_django() -> None:
     reference.renderer = Jinja2()
     assert ours["pick"].as_field_group() == reference["pick"].as_field_group()
     assert "<select" in ours["pick"].as_field_group()
+
+
+def test_the_shared_radio_group_writes_what_a_choice_field_writes() -> None:
+    """`studyapp/_choices.html`'s `group`, for widgets that ask by choosing from plain
+    values (a matrix's statements), writes the fieldset, legend and option rows a choice
+    question's field does."""
+    field = type("F", (forms.PageForm,), question_fields(QUESTIONS[6:7], "en"))()["q__check"]
+    env = forms.PAGE_RENDERER.engine.env
+    written = env.from_string(
+        '{% from "studyapp/_choices.html" import group %}'
+        "{{ group(legend, rows_id, choices, name, required=True) }}"
+    ).render(
+        legend=field.label, rows_id=field.auto_id, choices=field.field.choices, name=field.html_name
+    )
+    mine, ours = _Markup(written), _Markup(field.as_field_group())
+    assert mine.controls == ours.controls and mine.labels == ours.labels
+    assert mine.option_parents == ours.option_parents and len(mine.option_parents) == 2

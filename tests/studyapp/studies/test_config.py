@@ -148,7 +148,9 @@ def test_the_editor_schema_is_the_models() -> None:
     assert codes["properties"]["completed"]["required"] == ["code"]
     checks = editor_schema("attention_checks")
     assert checks["type"] == "array"
-    assert list(checks["items"]["properties"]) == ["key", "prompt", "options", "answer", "page"]
+    assert list(checks["items"]["properties"]) == [
+        "key", "prompt", "options", "answer", "page", "translations",
+    ]  # fmt: skip
     quotas = editor_schema("quotas")["items"]
     assert quotas["properties"]["limit"]["minimum"] == 1
     assert "$ref" not in str(setting_json_schema("conditions"))

@@ -11,7 +11,7 @@ from django.core import mail
 from django.test import Client
 
 from studyapp.definition.errors import ConfigError
-from studyapp.models import Study
+from studyapp.models import Participant, Study
 from studyapp.participation import release
 from studyapp.studies import carloan, services, text_checks, updates
 from tests.studyapp.conftest import make_study, start
@@ -101,4 +101,4 @@ def test_the_internal_title_never_reaches_participants(draft: Study, eager: None
     assert mail.outbox[-1].subject == "Loan advice study: Your application is under review"
     assert INTERNAL not in mail.outbox[-1].body
     # without a participant-facing title, the subject carries none (never the internal one)
-    assert release.mail_subject(Study(title=INTERNAL, texts={}), "Hi") == "Hi"
+    assert release.mail_subject(Participant(study=Study(title=INTERNAL, texts={})), "Hi") == "Hi"
