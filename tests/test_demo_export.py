@@ -25,8 +25,12 @@ def test_the_demo_export_holds_participants_and_evaluations() -> None:
     assert participants, "no participants: regenerate with examples/data/make_demo_export.sh"
     assert evaluations, "no evaluations: regenerate with examples/data/make_demo_export.sh"
     completed = {p["participant"] for p in participants if p["outcome"] == "completed"}
-    assert len(completed) >= 50
-    assert {e["participant"] for e in evaluations} <= {p["participant"] for p in participants}
+    approved = {p["participant"] for p in participants if p["outcome"] == "approved"}
+    # the demo model approves some bots' profiles: they end with the approved outcome and
+    # rate nothing; the rest complete (more than half of the 60, enough for the notebooks)
+    assert completed | approved == {p["participant"] for p in participants}
+    assert len(completed) > 30
+    assert {e["participant"] for e in evaluations} == completed
     assert {e["acceptance"] for e in evaluations} - {""}, "evaluations without ratings"
 
 
