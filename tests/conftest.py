@@ -1,12 +1,10 @@
 """Test-run wiring shared by every folder.
 
 The suite runs on two pytest-xdist workers (`scripts/test`: `-n 2`). The tests that start
-their own servers, workers or Chromium form two units of work, each run one after another on
-one worker: the browser tests (each on its own embedded database, port and Chromium) and the
-integration tests (which share PostgreSQL, Redis and the broker, so never two at once). The
-two units run side by side, as one browser and one service stack wait on each other far more
-than they compute; every other test file is a unit of its own, so its module fixtures are
-built once. (xdist's own `--dist loadgroup` marks do not take effect
+their own servers, workers or Chromium (everything under `tests/integration/` and
+`tests/browser/`) form one unit of work, so they run one after another on one worker, never
+two stacks at once on the same cores; every other test file is a unit of its own, so its
+module fixtures are built once. (xdist's own `--dist loadgroup` marks do not take effect
 with this pytest: xdist renames `item._nodeid`, which pytest 9 no longer reads; the
 scheduler hook below works on the test ids themselves.)
 """
@@ -17,8 +15,9 @@ from typing import Any
 
 import pytest
 
-#: the folders whose tests start servers, Celery workers or Chromium: one unit each
+#: the folders whose tests start servers, Celery workers or Chromium
 STACK_DIRS = ("tests/integration/", "tests/browser/")
+STACK_UNIT = "stack"
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -26,12 +25,11 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadFileScheduling
 
     class StackTogether(LoadFileScheduling):
-        """One file per unit of work, except that each stack folder is a single unit."""
+        """One file per unit of work, except that the stack tests are a single unit."""
 
         def _split_scope(self, nodeid: str) -> str:
-            for folder in STACK_DIRS:
-                if nodeid.startswith(folder):
-                    return folder
+            if nodeid.startswith(STACK_DIRS):
+                return STACK_UNIT
             return super()._split_scope(nodeid)
 
     return StackTogether(config, log)
