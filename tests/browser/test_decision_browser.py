@@ -8,14 +8,12 @@ its time on the page."""
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from recourse_engine import carloan_schema
-from tests.browser.chromium import start_chromium
 from tests.browser.pages import Page, at
 from tests.integration.stack import embedded_env, manage, running
 
@@ -30,12 +28,6 @@ Study.objects.filter(slug="trained").update(page_min_seconds={{"decision": {n}}}
 print("APPROVED=" + Study.objects.get(slug="trained").outcome_codes["approved"]["code"])
 """
 
-
-@pytest.fixture
-def driver() -> Iterator[object]:
-    d = start_chromium("412,915")  # a phone
-    yield d
-    d.quit()
 
 
 def test_approved_ends_and_rejected_reads_the_decision_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001

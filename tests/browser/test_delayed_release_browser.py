@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 from tests.browser.pages import Page, at
-from tests.browser.test_study_builder_browser import driver, web, worker  # noqa: F401
+from tests.browser.test_study_builder_browser import web, worker  # noqa: F401
 from tests.integration.stack import embedded_env, manage
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]

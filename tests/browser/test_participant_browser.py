@@ -5,25 +5,17 @@ completion code, with a reload in the middle, a double click on submit and the b
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from recourse_engine import carloan_schema
-from tests.browser.chromium import start_chromium
 from tests.browser.pages import Page, at
 from tests.integration.stack import embedded_env, manage, prepare, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-
-@pytest.fixture
-def driver() -> Iterator[object]:
-    d = start_chromium("412,915")  # a phone
-    yield d
-    d.quit()
 
 
 def test_participant_completes_study_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001

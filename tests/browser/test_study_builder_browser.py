@@ -17,7 +17,6 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from tests.browser.chromium import start_chromium
 from tests.browser.pages import Page, at
 from tests.integration.stack import (
     ROOT,
@@ -49,12 +48,6 @@ LINK = (
     "print(preview.preview_link(Study.objects.get(slug='carloan')))"
 )
 
-
-@pytest.fixture
-def driver() -> Iterator[object]:
-    d = start_chromium("412,915")
-    yield d
-    d.quit()
 
 
 def _proc(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:

@@ -10,14 +10,12 @@ shown, and each participant read their own answers back.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
 from pathlib import Path
 
 import pandas as pd
 import pytest
 
 from recourse_engine import carloan_schema
-from tests.browser.chromium import start_chromium
 from tests.browser.pages import Page, at
 from tests.browser.test_study_builder_browser import web
 from tests.integration.stack import embedded_env, manage
@@ -64,12 +62,6 @@ call_command("simulate_participants", "carloan", "--n", "3", "--screened-out", "
 call_command("export_study", "carloan", "--out", %r, "--with-test", "--with-panel-ids")
 """
 
-
-@pytest.fixture
-def driver() -> Iterator[object]:
-    d = start_chromium("412,915")  # a phone
-    yield d
-    d.quit()
 
 
 def _screen(page: Page, pid: str, url: str, age: str) -> None:
