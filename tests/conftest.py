@@ -7,10 +7,17 @@ two stacks at once on the same cores; every other test file is a unit of its own
 module fixtures are built once. (xdist's own `--dist loadgroup` marks do not take effect
 with this pytest: xdist renames `item._nodeid`, which pytest 9 no longer reads; the
 scheduler hook below works on the test ids themselves.)
+
+The stack unit goes first, to worker `gw0`, and the other workers run at a lower CPU
+priority (`os.nice`) whenever the run holds stack tests: those tests wait on pages, queues
+and timeouts of processes they started, so the batch tests beside them take the cycles
+they leave idle instead of slowing them down (the stack is the longest unit: its wall time
+is the suite's).
 """
 
 from __future__ import annotations
 
+import os
 from typing import Any
 
 import pytest
@@ -18,6 +25,19 @@ import pytest
 #: the folders whose tests start servers, Celery workers or Chromium
 STACK_DIRS = ("tests/integration/", "tests/browser/")
 STACK_UNIT = "stack"
+#: the worker that runs the stack unit, and how much lower the others' priority is
+STACK_WORKER = "gw0"
+BATCH_NICENESS = 10
+#: the other files whose tests take longest (`--durations`), handed out before the rest so
+#: that none of them starts last and ends the run alone
+LONG_UNITS = (
+    "tests/test_doc_commands.py",
+    "tests/analysis/experiment/test_settings.py",
+    "tests/studyapp/studies/test_design_check_bots.py",
+    "tests/test_cli_errors.py",
+    "tests/studyapp/test_commands.py",
+    "tests/analysis/experiment/test_run.py",
+)
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -25,14 +45,36 @@ def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
     from xdist.scheduler import LoadFileScheduling
 
     class StackTogether(LoadFileScheduling):
-        """One file per unit of work, except that the stack tests are a single unit."""
+        """One file per unit of work, except that the stack tests are a single unit, which
+        `STACK_WORKER` takes first and no other worker takes while it is there; the
+        `LONG_UNITS` go out next."""
 
         def _split_scope(self, nodeid: str) -> str:
             if nodeid.startswith(STACK_DIRS):
                 return STACK_UNIT
             return super()._split_scope(nodeid)
 
+        def _assign_work_unit(self, node: Any) -> None:
+            queue = self.workqueue
+            for unit in reversed(LONG_UNITS):
+                if unit in queue:
+                    queue.move_to_end(unit, last=False)
+            if STACK_UNIT in queue and len(queue) > 1:
+                if node.workerinput["workerid"] == STACK_WORKER:
+                    queue.move_to_end(STACK_UNIT, last=False)
+                elif next(iter(queue)) == STACK_UNIT:
+                    queue.move_to_end(STACK_UNIT, last=True)
+            super()._assign_work_unit(node)
+
     return StackTogether(config, log)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """On a worker other than `STACK_WORKER`, lower this process's priority (and so its
+    children's) when the run holds stack tests."""
+    worker = getattr(config, "workerinput", {}).get("workerid")
+    if worker and worker != STACK_WORKER and any(i.nodeid.startswith(STACK_DIRS) for i in items):
+        os.nice(BATCH_NICENESS)
 
 
 @pytest.fixture(scope="module")

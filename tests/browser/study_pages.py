@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from tests.browser.test_study_builder_browser import web
-from tests.integration.stack import embedded_env, manage
+from tests.integration.stack import embedded_env, manage, migrate
 
 #: the two studies: language -> slug
 STUDIES = {"en": "carloan", "ja": "carloan-ja"}
@@ -131,7 +131,7 @@ class Site:
 def prepare_site(var_dir: Path) -> tuple[dict[str, str], dict[tuple[str, str], str]]:
     """Migrate, create both studies with their items and the participants by state."""
     env = {**embedded_env(var_dir), "STUDYAPP_TASKS_EAGER": "1"}
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     for language, slug in STUDIES.items():
         manage(env, "create_demo_study", "--no-admin", "--pool-size", "300",
                "--language", language, "--slug", slug)  # fmt: skip

@@ -20,7 +20,7 @@ import pytest
 from tests.browser.chromium import start_chromium
 from tests.browser.pages import Page
 from tests.browser.test_study_builder_browser import web
-from tests.integration.stack import ROOT, embedded_env, manage
+from tests.integration.stack import ROOT, embedded_env, manage, migrate
 from tests.studyapp.coding import coding_plan as plan
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -98,7 +98,7 @@ def code_answers(console: Console, codes: list[list[str]], units: list[str]) -> 
 
 def test_two_coders_agreement_equals_the_export_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001
     env = embedded_env(tmp_path)
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     manage(env, "create_demo_study", "--no-admin", "--pool-size", "1000")
     manage(env, "shell", "-c", SETUP)
     base = "/console/studies/carloan/coding/"

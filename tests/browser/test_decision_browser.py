@@ -15,7 +15,7 @@ import pytest
 
 from recourse_engine import carloan_schema
 from tests.browser.pages import Page, at
-from tests.integration.stack import embedded_env, manage, running
+from tests.integration.stack import embedded_env, manage, migrate, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -32,7 +32,7 @@ print("APPROVED=" + Study.objects.get(slug="trained").outcome_codes["approved"][
 
 def test_approved_ends_and_rejected_reads_the_decision_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001
     env = embedded_env(tmp_path)
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     manage(env, "create_demo_study", "--no-admin", "--slug", "trained", "--design",
            "proximate:1", "--pool-size", "400")  # fmt: skip
     printed = manage(env, "shell", "-c", SETUP.format(n=MIN_SECONDS))

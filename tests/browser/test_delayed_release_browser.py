@@ -16,7 +16,7 @@ import pytest
 
 from tests.browser.pages import Page, at
 from tests.browser.test_study_builder_browser import web, worker  # noqa: F401
-from tests.integration.stack import embedded_env, manage
+from tests.integration.stack import embedded_env, manage, migrate
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -60,7 +60,7 @@ def _evaluate(page: Page, browser: object) -> str:
 
 def test_release_return_complete_and_expire_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001, F811
     env = embedded_env(tmp_path)
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     manage(env, "create_demo_study", "--no-admin", "--pool-size", "1000")
     expired_code, completed_code = manage(env, "shell", "-c", DELAY).splitlines()[-1].split()
     page = Page(driver)

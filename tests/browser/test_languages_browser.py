@@ -21,7 +21,7 @@ import pytest
 
 from tests.browser.chromium import downloaded, start_downloading_chromium
 from tests.browser.pages import Page, at
-from tests.integration.stack import embedded_env, manage, running
+from tests.integration.stack import embedded_env, manage, migrate, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -75,7 +75,7 @@ def test_bilingual_study_translated_and_taken_in_chromium(
 
     page = Page(driver)
     env = embedded_env(tmp_path)
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     manage(env, "create_demo_study", "--no-admin", "--pool-size", "200")
     manage(env, "shell", "-c", SETUP)
     with running(env, tmp_path) as url:

@@ -12,7 +12,7 @@ import pytest
 
 from recourse_engine import carloan_schema
 from tests.browser.pages import Page, at
-from tests.integration.stack import embedded_env, manage, prepare, running
+from tests.integration.stack import embedded_env, manage, migrate, prepare, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -104,7 +104,7 @@ def test_withdraw_in_a_japanese_study_in_chromium(driver, tmp_path: Path) -> Non
 
     page = Page(driver)
     env = embedded_env(tmp_path)
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     manage(env, "create_demo_study", "--no-admin", "--pool-size", "200", "--language", "ja")
     with running(env, tmp_path) as url:
         start = page.go(f"{url}/s/carloan/?PROLIFIC_PID=ja-browser", "#start")

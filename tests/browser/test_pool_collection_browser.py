@@ -13,7 +13,7 @@ import pytest
 
 from tests.browser.chromium import start_chromium
 from tests.browser.pages import Page
-from tests.integration.stack import embedded_env, manage, running
+from tests.integration.stack import embedded_env, manage, migrate, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -55,7 +55,7 @@ def test_survey_answers_become_a_pool_after_the_preview(driver, tmp_path: Path) 
     page = Page(driver)
     css = page.css
     env = embedded_env(tmp_path)
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     target = manage(env, "shell", "-c", SETUP).splitlines()[-1].strip()
     with running(env, tmp_path) as url:
         out = manage(env, "simulate_participants", "survey", "--n", "40", "--url", url)

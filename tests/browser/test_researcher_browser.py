@@ -17,7 +17,7 @@ import pytest
 from recourse_engine import carloan_schema, synth_pool
 from tests.browser.chromium import downloaded, start_downloading_chromium
 from tests.browser.pages import Page
-from tests.integration.stack import embedded_env, manage, running
+from tests.integration.stack import embedded_env, manage, migrate, running
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -51,7 +51,7 @@ def test_researcher_sets_up_runs_and_exports(driver, tmp_path: Path, downloads: 
     pool_file = tmp_path / "pool.csv"
     synth_pool(schema, n=3683, seed=0).to_csv(pool_file, index=False)
     env = embedded_env(tmp_path)
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     manage(env, "shell", "-c", MAKE_RESEARCHER)
     with running(env, tmp_path) as url:
         page.go(f"{url}/admin/login/?next=/admin/studyapp/study/add/", "#id_username")

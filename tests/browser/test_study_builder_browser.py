@@ -26,6 +26,7 @@ from tests.integration.stack import (
     embedded_env,
     free_port,
     manage,
+    migrate,
 )
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
@@ -91,7 +92,7 @@ def worker(env: dict[str, str], logs: Path) -> Iterator[None]:
 
 
 def _prepare(env: dict[str, str], *, timeout: int, state: str = "live") -> None:
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     manage(env, "create_demo_study", "--no-admin", "--pool-size", "1000")
     manage(env, "shell", "-c", SETUP.format(items=ITEMS, timeout=timeout, state=state))
 

@@ -18,7 +18,7 @@ import pytest
 from recourse_engine import carloan_schema
 from tests.browser.pages import Page, at
 from tests.browser.test_study_builder_browser import web
-from tests.integration.stack import embedded_env, manage
+from tests.integration.stack import embedded_env, manage, migrate
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -81,7 +81,7 @@ def test_display_logic_screener_and_piping_in_chromium(driver, tmp_path: Path) -
 
     page = Page(driver)
     env = {**embedded_env(tmp_path), "STUDYAPP_TASKS_EAGER": "1"}  # plans made in the web
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     manage(env, "shell", "-c", SETUP % json.dumps(QUESTIONS))
     with web(env, tmp_path) as url:
         _screen(page, "driver", url, "34")

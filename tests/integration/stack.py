@@ -73,8 +73,35 @@ def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
     return r.stdout
 
 
+#: a database migrated once per test process, which `migrate` copies for the embedded default
+_migrated_sqlite: list[Path] = []
+
+
+def migrate(env: dict[str, str]) -> None:
+    """Bring the database of `env` to the current migrations.
+
+    A new SQLite database of the embedded default becomes a copy of one that this process
+    migrated once (migrating an empty database gives the same file every time, and the
+    command costs seconds a test); PostgreSQL and an existing file are migrated in place."""
+    import atexit
+    import shutil
+    import tempfile
+
+    target = Path(env["STUDYAPP_VAR_DIR"]) / "db.sqlite3"
+    if "DATABASE_URL" in env or target.exists():
+        manage(env, "migrate", "--noinput", "-v0")
+        return
+    if not _migrated_sqlite:
+        folder = Path(tempfile.mkdtemp(prefix="recourse-migrated-"))
+        atexit.register(shutil.rmtree, folder, ignore_errors=True)
+        manage(embedded_env(folder), "migrate", "--noinput", "-v0")
+        _migrated_sqlite.append(folder / "db.sqlite3")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(_migrated_sqlite[0], target)
+
+
 def prepare(env: dict[str, str], pool_size: int = 3683) -> None:
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     manage(env, "create_demo_study", "--no-admin", "--pool-size", str(pool_size))
 
 
@@ -135,13 +162,14 @@ def running(
             _wait_for(lambda: " ready." in worker_log.read_text(), "celery worker", 90, procs)
             yield f"http://127.0.0.1:{port}"
         finally:
-            # worker: warm shutdown (SIGTERM); gunicorn: quick shutdown (SIGINT) to the master
+            # worker: killed (the test is over; even a cold shutdown waits seconds for
+            # its consumer loop); gunicorn: quick shutdown (SIGINT) to the master
             # alone, which stops its workers: a gthread worker that gets the group's SIGINT and
             # then the master's SIGQUIT can deadlock in its quit handler (gunicorn 27.0.1) and
             # is killed only after the graceful timeout (30 s)
             celery, web = procs
             if celery.poll() is None:
-                os.killpg(celery.pid, signal.SIGTERM)
+                os.killpg(celery.pid, signal.SIGKILL)
             if web.poll() is None:
                 os.kill(web.pid, signal.SIGINT)
             for p in procs:

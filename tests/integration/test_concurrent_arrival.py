@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.stack import embedded_env, manage
+from tests.integration.stack import embedded_env, manage, migrate
 from tests.services import require_postgres
 
 pytestmark = [pytest.mark.integration]
@@ -76,7 +76,7 @@ def postgres_env(var_dir: Path, pg_url: str) -> Iterator[dict[str, str]]:
 def test_twenty_arrivals_at_once_stay_balanced(tmp_path: Path) -> None:
     pg = require_postgres()
     with postgres_env(tmp_path, pg) as env:
-        manage(env, "migrate", "--noinput", "-v0")
+        migrate(env)
         manage(env, "create_demo_study", "--no-admin", "--pool-size", "100")
         out = manage(env, "shell", "-v0", "-c", ARRIVALS)
     result = json.loads(out.strip().splitlines()[-1])

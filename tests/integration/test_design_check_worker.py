@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.stack import embedded_env, manage, running
+from tests.integration.stack import embedded_env, manage, migrate, running
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
 
@@ -27,7 +27,7 @@ QUEUE = (
 
 def test_a_queued_design_check_runs_in_the_worker(tmp_path: Path) -> None:
     env = embedded_env(tmp_path)
-    manage(env, "migrate", "--noinput", "-v0")
+    migrate(env)
     manage(env, "shell", "-v0", "-c", MAKE_DRAFT)
     with running(env, tmp_path):
         manage(env, "shell", "-v0", "-c", QUEUE)

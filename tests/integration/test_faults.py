@@ -27,6 +27,7 @@ from tests.integration.stack import (
     embedded_env,
     free_port,
     manage,
+    migrate,
     own_postgres,
     postgres_redis_env,
     prepare,
@@ -158,7 +159,7 @@ def test_a_broker_outage_while_profiles_are_submitted(tmp_path: Path) -> None:
         postgres_redis_env(tmp_path, pg, f"redis://127.0.0.1:{rd['port']}") as env,
     ):
         env.update(FAST_SWEEP)
-        manage(env, "migrate", "--noinput", "-v0")
+        migrate(env)
         manage(env, "create_demo_study", "--no-admin")
         web, url = _web(env, tmp_path / "web.log")
         worker = _worker(env, tmp_path / "worker.log")
@@ -208,7 +209,7 @@ def test_a_worker_killed_while_it_holds_a_participants_task(tmp_path: Path, kind
         # the methods' fits look unfinished, so each task waits for them (re-queued every
         # 3 s, held by the worker in between) for 8 s and then shows the fallback
         env.update(FAST_SWEEP, STUDYAPP_FIT_WAIT_S="8")
-        manage(env, "migrate", "--noinput", "-v0")
+        migrate(env)
         manage(env, "create_demo_study", "--design", "comparison", "--no-admin")
         assert int(manage(env, "shell", "-v0", "-c", UNFINISHED_FITS).split()[-1]) == 3
         web, url = _web(env, tmp_path / "web.log")

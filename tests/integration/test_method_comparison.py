@@ -14,7 +14,7 @@ import pytest
 
 from recourse_engine import carloan_schema, load_model
 from recourse_engine.strategies import method_names
-from tests.integration.stack import manage, postgres_redis_env, running
+from tests.integration.stack import manage, migrate, postgres_redis_env, running
 from tests.services import require_postgres, require_redis
 
 pytestmark = [pytest.mark.integration, pytest.mark.slow]
@@ -29,7 +29,7 @@ DUMP_MODEL = (
 def test_each_recourse_method_supplies_recourses_with_a_real_worker(tmp_path: Path) -> None:
     pg, rd = require_postgres(), require_redis()
     with postgres_redis_env(tmp_path, pg, rd) as env:
-        manage(env, "migrate", "--noinput", "-v0")
+        migrate(env)
         out = manage(env, "create_demo_study", "--design", "all-methods", "--no-admin",
                      "--pool-size", "800")  # fmt: skip
         for name in method_names():
