@@ -4,7 +4,8 @@ Every table the engine and the analysis read (a pool, an export's files, a plain
 to a command) has its columns declared once as a pandera `DataFrameSchema` built from the
 rules here; `first_problem` validates a frame and words what pandera found as
 `row 3, column 'proximity': -1.5 is below 0 (4 rows: 3, 5, 8, 9)`, for the reader to
-prefix with its file and raise as its own error type.
+prefix with its file and raise as its own error type; `row_problems` words every bad cell,
+row by row, for a preview that shows a researcher all of them at once.
 
 A rule is a pandera `Check` whose `error` is the reason that follows the offending value.
 Rules take cells as they are read (a number column may hold text): each converts with
@@ -25,8 +26,10 @@ from pandas.api.types import is_numeric_dtype
 
 #: how many of a problem's rows a message lists
 ROWS_SHOWN = 5
+#: the reason a repeated value is given (`unique`, and pandera's own uniqueness check)
+DUPLICATE = "repeats an earlier row"
 #: pandera's own names for its built-in checks -> the reason a message gives
-_BUILT_IN = {"not_nullable": "", "field_uniqueness": "repeats an earlier row"}
+_BUILT_IN = {"not_nullable": "", "field_uniqueness": DUPLICATE}
 
 
 def pandera() -> ModuleType:
@@ -98,7 +101,7 @@ def time() -> Any:
 
 def unique() -> Any:
     """Each value once (compared as text, surrounding spaces aside)."""
-    return rule(lambda s: ~s.astype(str).str.strip().duplicated(), "repeats an earlier row")
+    return rule(lambda s: ~s.astype(str).str.strip().duplicated(), DUPLICATE)
 
 
 def distance() -> list[Any]:
@@ -147,40 +150,84 @@ def _worded(where: str, reason: str, rows: list[int]) -> str:
     return f"row {rows[0]}{what}"
 
 
-def first_problem(frame: pd.DataFrame, schema: Any) -> str | None:
-    """What is wrong with `frame` under `schema`, as one line naming the column, the value,
-    the reason and the rows (missing columns first, then the first column in the frame's
-    order with a bad cell, then rules on whole rows); None when nothing is."""
+def _failure_cases(frame: pd.DataFrame, schema: Any) -> pd.DataFrame | None:
+    """pandera's failure cases of `frame` (whose index must be its row positions) with a
+    sort key `at_col` (the frame's column order; rules on whole rows last) and `at_row`; None
+    when nothing fails."""
     pa = pandera()
-    if not frame.index.equals(pd.RangeIndex(len(frame))):
-        frame = frame.reset_index(drop=True)  # index labels are then row positions
     try:
         schema.validate(frame, lazy=True, inplace=True)
     except pa.errors.SchemaErrors as exc:
         cases = exc.failure_cases
     else:
         return None
-    missing = cases.loc[cases["check"] == "column_in_dataframe", "failure_case"]
-    if len(missing):
-        return f"missing column(s) {', '.join(map(str, missing))}"
-    broken = cases[cases["index"].isna()]
-    if len(broken):  # a rule that raised: a bug here, never a pass
+    order = {name: i for i, name in enumerate(frame.columns)}
+    whole_rows = cases["schema_context"] == "DataFrameSchema"
+    return cases.assign(
+        at_col=cases["column"].map(lambda c: order.get(c, len(order))).where(~whole_rows, len(order)),
+        at_row=cases["index"].fillna(-1).astype(int),
+    )
+
+
+def _raise_broken(cases: pd.DataFrame) -> None:
+    """A rule that raised (pandera reports it without a row): a bug here, never a pass."""
+    present = cases[cases["check"] != "column_in_dataframe"]
+    broken = present[present["index"].isna()]
+    if len(broken):
         case = broken.iloc[0]
         raise RuntimeError(f"rule {case['check']!r} of column {case['column']!r} failed: "
                            f"{str(case['failure_case']).splitlines()[0]}")  # fmt: skip
+
+
+def row_problems(
+    frame: pd.DataFrame, schema: Any, *, skip: Iterable[str] = ()
+) -> list[list[str]]:
+    """Per row of `frame`, every bad cell under `schema` as `column 'x': <value> <reason>`
+    (in the frame's column order; a rule on whole rows as its reason). Missing columns are
+    the caller's to report (a file's problem, not a row's); reasons in `skip` are left out,
+    for a caller that words them otherwise."""
+    frame = frame.reset_index(drop=True)
+    problems: list[list[str]] = [[] for _ in range(len(frame))]
+    cases = _failure_cases(frame, schema)
+    if cases is None:
+        return problems
+    _raise_broken(cases)
+    cases = cases[cases["check"] != "column_in_dataframe"]
+    leave_out = set(skip)
+    for case in cases.sort_values(["at_row", "at_col"], kind="stable").itertuples():
+        reason = _BUILT_IN.get(str(case.check), str(case.check))
+        if reason in leave_out:
+            continue
+        if case.at_col == len(frame.columns):  # a rule on whole rows
+            problems[case.at_row].append(reason)
+            continue
+        value = show(frame[case.column].iloc[case.at_row])
+        problems[case.at_row].append(f"column {case.column!r}: {value} {reason}".strip())
+    return problems
+
+
+def first_problem(frame: pd.DataFrame, schema: Any) -> str | None:
+    """What is wrong with `frame` under `schema`, as one line naming the column, the value,
+    the reason and the rows (missing columns first, then the first column in the frame's
+    order with a bad cell, then rules on whole rows); None when nothing is."""
+    if not frame.index.equals(pd.RangeIndex(len(frame))):
+        frame = frame.reset_index(drop=True)  # index labels are then row positions
+    cases = _failure_cases(frame, schema)
+    if cases is None:
+        return None
+    missing = cases.loc[cases["check"] == "column_in_dataframe", "failure_case"]
+    if len(missing):
+        return f"missing column(s) {', '.join(map(str, missing))}"
+    _raise_broken(cases)
     order = {name: i for i, name in enumerate(frame.columns)}
-    whole_rows = cases["schema_context"] == "DataFrameSchema"
-    cases = cases.assign(
-        _col=cases["column"].map(lambda c: order.get(c, len(order))).where(~whole_rows, len(order)),
-        _row=cases["index"].astype(int),
-    ).sort_values(["_col", "_row"], kind="stable")
+    cases = cases.sort_values(["at_col", "at_row"], kind="stable")
     first = cases.iloc[0]
-    same = cases[(cases["_col"] == first["_col"]) & (cases["check"] == first["check"])]
-    if first["_col"] == len(order):
+    same = cases[(cases["at_col"] == first["at_col"]) & (cases["check"] == first["check"])]
+    if first["at_col"] == len(order):
         same = same[same["column"] == first["column"]]
     rows = sorted({int(i) + 1 for i in same["index"]})
     reason = _BUILT_IN.get(str(first["check"]), str(first["check"]))
-    if first["_col"] == len(order):  # a rule on whole rows
+    if first["at_col"] == len(order):  # a rule on whole rows
         return _worded(": ", reason, rows)
     name = first["column"]
     value = show(frame[name].iloc[rows[0] - 1])

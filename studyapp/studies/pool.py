@@ -1,9 +1,11 @@
 """A pool upload, checked before anything is stored: the preview a researcher confirms in the
 console (or gets back from the API), and the all-or-nothing replacement of a draft's pool.
 
-The preview checks a CSV row by row (vectorised per column) so a researcher sees every bad
-row at once, not only the first the engine would stop at; a file with any problem changes
-nothing. The engine's own pool check has the last word on a faultless file.
+The preview checks a CSV row by row against the engine's declared pool table
+(`recourse_engine.pool.pool_table`, plus the label column's rule), so a researcher sees
+every bad row at once, not only the first the engine would stop at, in the engine's words;
+a file with any problem changes nothing. The engine's own pool check has the last word on a
+faultless file.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ import pandas as pd
 from django.db import transaction
 
 from recourse_engine import FeatureSchema, PoolError, SchemaError, pool_from_frame
+from recourse_engine import table_rules as rules
+from recourse_engine.pool import pool_table
 from studyapp.definition import engine_objects, screening
 from studyapp.definition.errors import StudyError
 from studyapp.definition.model_card import card_on_pool
@@ -87,16 +91,6 @@ def _schema(schema: Mapping[str, Any] | FeatureSchema) -> FeatureSchema:
         return engine_objects.schema_of(schema)
     except SchemaError as exc:
         raise StudyError(f"schema: {exc}") from None
-
-
-def _allowed_text(item: Any) -> str:
-    if item.is_numeric:
-        return f"a number in [{item.min_value:g}, {item.max_value:g}]"
-    return f"an option code 1..{item.n_options}"
-
-
-def _show(value: str) -> str:
-    return repr(value) if value != "" else "empty"
 
 
 def _decode(data: bytes) -> tuple[str | None, str | None]:
@@ -169,41 +163,21 @@ def _screening_keys(schema: FeatureSchema) -> list[dict[str, Any]]:
         return []
 
 
-def _row_problems(frame: pd.DataFrame, schema: FeatureSchema) -> list[list[str]]:
-    """Per row, the reasons it is refused (each naming its column); vectorised per column."""
-    n = len(frame)
-    problems: list[list[str]] = [[] for _ in range(n)]
-
-    def flag(mask: np.ndarray, reason_of: Any) -> None:
-        for i in np.flatnonzero(mask):
-            problems[i].append(reason_of(i))
-
-    ids = frame["id"].to_numpy(dtype=object)
-    flag(ids == "", lambda i: "column 'id': empty id")
-    income_raw = frame["income"]
-    income = pd.to_numeric(income_raw, errors="coerce").to_numpy(dtype=float)
-    flag(
-        ~np.isfinite(income),
-        lambda i: f"column 'income': {_show(income_raw.iat[i])} is not a number",
+def _preview_table(schema: FeatureSchema) -> Any:
+    """The engine's pool table (`recourse_engine.pool.pool_table`) with the label columns'
+    rule: the preview refuses what the engine would, row by row."""
+    label_rule = rules.rule(
+        lambda s: pd.to_numeric(s, errors="coerce").isin([0, 1]), "is not 0 or 1", empty_fails=True
     )
-    flag(np.isfinite(income) & (income < 0), lambda i: "column 'income': negative income")
-    for key in (c for c in LABEL_COLUMNS if c in frame.columns):
-        raw = frame[key]
-        flag(
-            ~pd.to_numeric(raw, errors="coerce").isin([0, 1]).to_numpy(),
-            lambda i, raw=raw, key=key: f"column {key!r}: {_show(raw.iat[i])} is not 0 or 1",
-        )
-    for it in schema.items:
-        raw = frame[it.key]
-        values = pd.to_numeric(raw, errors="coerce").to_numpy(dtype=float)
-        allowed = _allowed_text(it)
-        flag(
-            ~it.valid(values),
-            lambda i, raw=raw, key=it.key, allowed=allowed: (
-                f"column {key!r}: {_show(raw.iat[i])} is not {allowed}"
-            ),
-        )
-    return problems
+    return pool_table(schema).add_columns(
+        {key: rules.column([label_rule], required=False) for key in LABEL_COLUMNS}
+    )
+
+
+def _row_problems(frame: pd.DataFrame, schema: FeatureSchema) -> list[list[str]]:
+    """Per row, the reasons it is refused (each naming its column); a repeated id is the
+    file's problem (`duplicated id(s)` with both lines), not its second row's."""
+    return rules.row_problems(frame, _preview_table(schema), skip=(rules.DUPLICATE,))
 
 
 def _distributions(frame: pd.DataFrame, schema: FeatureSchema) -> dict[str, dict[int | str, int]]:

@@ -117,3 +117,25 @@ def test_the_participant_pages_load_without_pandera(tmp_path: Path) -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT, env=env
     )
     assert out.stdout.split() == ["False"]
+
+
+def test_row_problems_name_every_bad_cell_of_every_row_in_column_order() -> None:
+    frame = _frame(
+        participant=["p1", "p1", "p3", "p4"],
+        proximity=[0.5, -1.0, "far", 3.0],
+        acceptance=[9, 4, 7, 2.5],
+    ).set_index(pd.Index([10, 11, 12, 13]))  # any index: rows are positions
+    got = rules.row_problems(frame, _ratings())
+    assert got == [
+        ["column 'acceptance': 9 is not in 1..7"],
+        ["column 'participant': 'p1' repeats an earlier row", "column 'proximity': -1 is below 0"],
+        ["column 'proximity': 'far' is not a number"],
+        ["column 'acceptance': 2.5 is not a whole number"],
+    ]
+    # a reason the caller words itself is left out; a good frame has no problem at all
+    assert rules.row_problems(frame, _ratings(), skip=(rules.DUPLICATE,))[1] == [
+        "column 'proximity': -1 is below 0"
+    ]
+    assert rules.row_problems(_frame(), _ratings()) == [[], [], [], []]
+    # the first problem is the first of these in column order
+    assert rules.first_problem(frame, _ratings()).startswith("row 2, column 'participant'")

@@ -58,9 +58,9 @@ def test_every_bad_row_listed_with_line_and_column() -> None:
     assert "column 'education': '9' is not an option code 1..5" in got[4]
     assert "column 'income': 'lots' is not a number" in got[11]
     assert "column 'toeic': empty is not an option code" in got[11]
-    assert "column 'id': empty id" in got[21]
+    assert "column 'id': empty is not an id" in got[21]
     assert "21 fields where the header has 20" in got[31]
-    assert "column 'income': negative income" in got[41]
+    assert "column 'income': '-5' is below 0" in got[41]
     # distributions describe the accepted rows only
     assert sum(p.distributions["education"].values()) == 45
 
