@@ -9,3 +9,9 @@ class StudyappConfig(AppConfig):
     def ready(self) -> None:
         # the researcher console registers its admin pages from its own package
         from studyapp.console import admin  # noqa: F401
+
+        # deletion receipts join the study export (`studyapp.export.extensions`)
+        from studyapp.export.extensions import register
+        from studyapp.retention.receipts import receipt_tables
+
+        register(receipt_tables)

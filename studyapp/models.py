@@ -17,6 +17,7 @@ from django.db import models
 from studyapp import text_placeholders
 from studyapp.model_fields import user_link
 from studyapp.release_models import ParticipantRelease, StudyKindAndRelease
+from studyapp.retention_models import StudyRetention
 from studyapp.versioned import Versioned
 
 #: languages a study can run in (participant pages and the car-loan texts exist in both)
@@ -69,7 +70,7 @@ def default_outcome_codes() -> dict[str, dict[str, str]]:
     return {o: {"code": new_completion_code(), "redirect_url": ""} for o in CODED}
 
 
-class Study(Versioned, StudyKindAndRelease, models.Model):
+class Study(Versioned, StudyKindAndRelease, StudyRetention, models.Model):
     class State(models.TextChoices):
         DRAFT = "draft", "Draft"
         LIVE = "live", "Live"
@@ -458,7 +459,7 @@ class Evaluation(models.Model):
     action_why = models.TextField(blank=True, default="")
     answers = models.JSONField(default=dict, blank=True, help_text="Researcher item -> answer.")
     item_order = models.JSONField(default=list, blank=True, help_text="Researcher items as shown.")
-    seconds_on_page = models.FloatField()
+    seconds_on_page = models.FloatField(null=True, help_text="Empty once paradata are deleted.")
     submitted_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -568,3 +569,4 @@ class FittedMethod(models.Model):
 
 # a model of its own module, imported here so that `studyapp.models.DesignCheck` exists
 from studyapp.design_check_models import DesignCheck  # noqa: E402, F401
+from studyapp.retention_models import DeletionReceipt, ExportRecord  # noqa: E402, F401

@@ -313,6 +313,8 @@ STUDY_CASES = {
     "unknown option": ["export_study", "carloan", "--out", "out", "--bogus"],
     "now not a time": ["release_due", "--now", "yesterday"],
     "now without a zone": ["release_due", "--now", "2030-01-01T09:00:00", "--no-progress"],
+    "retention of an unknown study": ["apply_retention", "nosuch"],
+    "retention now not a time": ["apply_retention", "carloan", "--now", "yesterday"],
     "n zero": ["simulate_participants", "carloan", "--n", "0"],
     "n not a number": ["simulate_participants", "carloan", "--n", "many"],
     "share out of range": ["simulate_participants", "carloan", "--ineligible", "2"],

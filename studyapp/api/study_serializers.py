@@ -235,6 +235,7 @@ class StudySerializer(serializers.ModelSerializer):
     texts = _setting_field("texts")
     outcome_codes = _setting_field("outcome_codes")
     attention_checks = _setting_field("attention_checks")
+    retention = _setting_field("retention")
     conditions = ConditionOutSerializer(many=True, read_only=True)
     eligibility = serializers.SerializerMethodField()
     quotas = serializers.SerializerMethodField()
@@ -266,6 +267,8 @@ class StudySerializer(serializers.ModelSerializer):
             "quotas",
             "kind",
             *RELEASE_SETTINGS,
+            "retention",
+            "closed_at",
             "pool_rows",
             "pool_hash",
             "schema_hash",

@@ -7,8 +7,8 @@ SQLAlchemy transport, see broker.py), served by a real worker process. ``DATABAS
 Variables: DJANGO_SECRET_KEY, DJANGO_DEBUG, DJANGO_ALLOWED_HOSTS, DJANGO_CSRF_TRUSTED_ORIGINS,
 DATABASE_URL, CELERY_BROKER_URL, STUDYAPP_VAR_DIR, STUDYAPP_QUEUE, STUDYAPP_TASK_TIME_LIMIT,
 STUDYAPP_TASKS_EAGER, STUDYAPP_STATIC_ROOT, STUDYAPP_SWEEP_AFTER_S, STUDYAPP_SWEEP_EVERY_S,
-STUDYAPP_FIT_WAIT_S, STUDYAPP_TOKEN_RATE, STUDYAPP_TEMPLATES_DIR; HTTPS behind a proxy and login throttling:
-docs/deploy.md.
+STUDYAPP_FIT_WAIT_S, STUDYAPP_RETENTION_EVERY_S, STUDYAPP_TOKEN_RATE, STUDYAPP_TEMPLATES_DIR;
+HTTPS behind a proxy and login throttling: docs/deploy.md.
 """
 
 from __future__ import annotations
@@ -284,10 +284,17 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "studies@localhost")
 #: the sender of the e-mails participants get (delayed release: their link, the release
 #: notice, reminders); set it to an address participants can reply to
 STUDY_EMAIL_FROM = os.environ.get("STUDY_EMAIL_FROM", DEFAULT_FROM_EMAIL)
+# Retention (docs/data-protection.md): how often beat deletes what studies' rules make due.
+STUDYAPP_RETENTION_EVERY_S = float(os.environ.get("STUDYAPP_RETENTION_EVERY_S", "86400"))
 CELERY_BEAT_SCHEDULE = {
     "sweep-waiting": {"task": "studyapp.tasks.sweep_waiting", "schedule": STUDYAPP_SWEEP_EVERY_S},
     # delayed release (studyapp/participation/release.py): release, remind, expire
     "release-due": {"task": "studyapp.tasks.release_due", "schedule": STUDYAPP_RELEASE_EVERY_S},
+    # retention (studyapp/retention/): delete what is due, with receipts; daily by default
+    "apply-retention": {
+        "task": "studyapp.tasks.apply_retention",
+        "schedule": STUDYAPP_RETENTION_EVERY_S,
+    },
 }
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")

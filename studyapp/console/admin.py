@@ -37,6 +37,7 @@ from studyapp.console.resume_link import copy_resume_link as give_resume_link
 from studyapp.definition.errors import StudyError
 from studyapp.definition.release_schedule import RELEASE_SETTINGS
 from studyapp.models import (
+    DeletionReceipt,
     Evaluation,
     PageVisit,
     Participant,
@@ -210,6 +211,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 "Study kind and delayed release",
                 {"fields": ["kind", *RELEASE_SETTINGS, "time_zone"]},
             ),
+            ("Data protection (retention)", {"fields": ["retention"]}),
         ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> Any:
@@ -520,3 +522,11 @@ class PageVisitAdmin(ReadOnlyMixin, admin.ModelAdmin):
 class WithdrawalAdmin(ReadOnlyMixin, admin.ModelAdmin):
     list_display = ("study", "participant_number", "by", "by_user", "page", "at")
     list_filter = (StudyFilter, "by")
+
+
+@admin.register(DeletionReceipt)
+class DeletionReceiptAdmin(ReadOnlyMixin, admin.ModelAdmin):
+    """What the retention schedule, withdrawals and researchers deleted (studyapp/retention)."""
+
+    list_display = ("study_slug", "data_class", "by", "by_user", "participants", "rows", "at")
+    list_filter = (StudyFilter, "data_class", "by")

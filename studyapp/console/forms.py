@@ -36,11 +36,12 @@ MAX_MODEL_BYTES = 64 * 1024 * 1024
 #: settings edited as JSON with the structured editor
 EDITED_AS_JSON = (
     "texts", "outcome_codes", "attention_checks", "conditions", "quotas", "method_params",
-    "questions", "random_item_order", "page_timeouts", "design_check_thresholds",
+    "questions", "random_item_order", "page_timeouts", "design_check_thresholds", "retention",
 )  # fmt: skip
 #: JSON settings that are objects (the others are lists)
 _JSON_OBJECTS = (
     "texts", "outcome_codes", "method_params", "page_timeouts", "design_check_thresholds",
+    "retention",
 )  # fmt: skip
 
 
@@ -223,6 +224,11 @@ class StudyChangeForm(forms.ModelForm):
         "Where the design check warns before going live: the decision model approving more "
         "than this share of sampled profiles, a method's own plan shown to fewer than this "
         "share of rejected ones (0..1; defaults 0.10 and 0.80).",
+    )
+    retention = _json_field(
+        "retention",
+        "How long each class of participants' data is kept after the participant's end or the "
+        "study's close (blank days: until deleted by hand); receipts on the Data protection page.",
     )
     method_params = forms.JSONField(
         required=False,

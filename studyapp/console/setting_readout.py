@@ -24,7 +24,7 @@ from studyapp.studies import updates
 #: the structured settings that have a read-only form
 READOUTS = (
     "texts", "outcome_codes", "attention_checks", "conditions", "quotas", "method_params",
-    "questions", "random_item_order", "page_timeouts", "design_check_thresholds",
+    "questions", "random_item_order", "page_timeouts", "design_check_thresholds", "retention",
 )  # fmt: skip
 SUFFIX = "_readout"
 EMPTY = "–"

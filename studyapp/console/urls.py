@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.urls import include, path
 
-from studyapp.console import design_check_views, translation_views, views
+from studyapp.console import design_check_views, retention_views, translation_views, views
 
 urlpatterns = [
     path("studies/<slug:slug>/monitor/", views.monitor_page, name="console-monitor"),
@@ -29,6 +29,16 @@ urlpatterns = [
         "studies/<slug:slug>/translations/<str:lang>.po",
         translation_views.translation_download,
         name="console-translation-po",
+    ),
+    path(
+        "studies/<slug:slug>/data-protection/",
+        retention_views.data_protection_page,
+        name="console-data-protection",
+    ),
+    path(
+        "studies/<slug:slug>/deletion-receipts.csv",
+        retention_views.receipts_csv,
+        name="console-deletion-receipts",
     ),
     path("", include("studyapp.coding.urls")),  # the qualitative coding's pages
 ]

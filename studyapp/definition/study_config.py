@@ -57,6 +57,7 @@ from studyapp.definition.release_schedule import (
     kind_problem,
     schedule_problem,
 )
+from studyapp.definition.retention import Retention
 from studyapp.models import CODED, STUDY_LANGUAGES, default_outcome_codes, new_completion_code
 
 #: the page texts a study may set (participant templates read these keys and no others)
@@ -411,6 +412,10 @@ class StudyConfig(_Strict):
     time_zone: Annotated[Text, Field(max_length=64), AfterValidator(_time_zone)] = Field(
         "UTC", description="IANA time zone of the times participants read (release e-mails), "
         "e.g. Asia/Tokyo; written with its UTC offset."
+    )  # fmt: skip
+    retention: Retention = Field(
+        default_factory=Retention, description="How long each class of participants' data is "
+        "kept after the participant's end or the study's close (none set: until deleted by hand)."
     )  # fmt: skip
 
     @field_validator("questions")

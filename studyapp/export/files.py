@@ -20,6 +20,7 @@ from analysis.csv_safety import neutralise
 from studyapp.export.codebook import codebook_for
 from studyapp.export.tables import Tables
 from studyapp.models import Study
+from studyapp.retention.export_files import export_register
 
 
 def arrow_schema(codebook: pd.DataFrame, file: str) -> Any:
@@ -90,6 +91,11 @@ def export_study(
             target = out / f.name
             f.replace(target)
             written.append(target)
+        # registered, so the retention schedule deletes the files when their data is due
+        export_register(
+            study=study, folder=out, files=written, with_text=with_text,
+            with_panel_ids=with_panel_ids, with_test=with_test,
+        )  # fmt: skip
         return written
     finally:
         shutil.rmtree(staging, ignore_errors=True)

@@ -107,7 +107,7 @@ def _flag(value: Any) -> int:
 #: fields `contract_sources.SOURCES` names for it (datetimes and ';'-joined lists need no entry)
 CELLS: dict[str, Callable[..., Any]] = {
     "any_impossible": _flag,
-    "seconds_on_page": lambda seconds: round(seconds, 3),
+    "seconds_on_page": lambda seconds: None if seconds is None else round(seconds, 3),
     "method_params": _recourse_value,
     "panel": lambda panel: json.dumps(panel or {}, sort_keys=True),
     "outcome": c.outcome,

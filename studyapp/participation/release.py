@@ -31,13 +31,16 @@ from django.utils import translation
 from django.utils.translation import gettext as _
 
 from studyapp.definition import outcomes
-from studyapp.models import Participant, Study
+from studyapp.models import DeletionReceipt, Participant, Study
 from studyapp.participation import study_cache, survey_logic
+from studyapp.retention.service import erase
 
 log = logging.getLogger(__name__)
 
 S = Participant.State
 G = Participant.Generation
+#: the delayed release's own rule for the contact address, as its receipts name it
+FORGET_RULE = "delayed release: an address is kept only while there is something to send"
 #: states in which a delayed participant is shown "under review" until released
 HELD = (S.WAITING, S.EVALUATING, S.NO_RECOURSE)
 #: states of the second session that the deadline closes
@@ -326,11 +329,19 @@ def _to_forget() -> list[int]:
     return list(done.order_by("pk").values_list("pk", flat=True))
 
 
-def forget_addresses() -> list[int]:
+def forget_addresses(now: datetime) -> list[int]:
     """Addresses are kept only while there is something to send: a finished participant's
-    is deleted."""
+    is deleted, with a deletion receipt per study (as the retention schedule's)."""
     ids = _to_forget()
-    Participant.objects.filter(pk__in=ids).update(contact_email="")
+    by_study: dict[int, list[int]] = {}
+    for pk, study_id in Participant.objects.filter(pk__in=ids).values_list("pk", "study_id"):
+        by_study.setdefault(study_id, []).append(pk)
+    for study in Study.objects.filter(pk__in=by_study):
+        with transaction.atomic():
+            erase(
+                study=study, participant_ids=by_study[study.pk], classes=["contact"],
+                by=DeletionReceipt.By.SCHEDULE, rule=FORGET_RULE, as_of=now,
+            )  # fmt: skip
     return ids
 
 
@@ -341,7 +352,7 @@ def tick(*, now: datetime) -> dict[str, list[int]]:
         "released": release_due(now),
         "reminded": remind_due(now),
         "expired": expire_due(now),
-        "forgotten": forget_addresses(),
+        "forgotten": forget_addresses(now),
     }
 
 

@@ -2,7 +2,9 @@
 
 Both run in one transaction under the participant's row lock, so a withdrawal racing a
 page submission or a recourse task either happens entirely before or entirely after it.
-What stays is the `Withdrawal` log (who, when, at which page) — never the answers.
+What stays is the `Withdrawal` log (who, when, at which page) — never the answers. Both
+erase through the retention machinery (`studyapp.retention.service.erase`), which writes a
+deletion receipt per data class it found, as the retention schedule does.
 """
 
 from __future__ import annotations
@@ -13,13 +15,14 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.translation import gettext as _
 
-from studyapp.models import PageVisit, Participant, Profile, Recourse, Withdrawal
+from studyapp.models import DeletionReceipt, PageVisit, Participant, Profile, Recourse, Withdrawal
 from studyapp.participation import selectors
 from studyapp.participation.services import StaleSubmission
+from studyapp.retention.service import WITHDRAWAL_CLASSES, erase
 
 S = Participant.State
 
-#: participant fields that hold answers or panel data; cleared on withdrawal
+#: participant fields that hold answers or panel data; cleared on declining consent
 _CLEARED: dict[str, Any] = {
     "screening": dict,
     "age": None,
@@ -45,7 +48,8 @@ _CLEARED_ON_DECLINE: dict[str, Any] = {
 
 
 def _erase_answers(p: Participant) -> None:
-    """Delete everything the participant answered (evaluations go with their recourses)."""
+    """Delete everything a participant who declines consent answered (evaluations go with
+    their recourses); nothing was kept under a consent, so no receipt is written."""
     Recourse.objects.filter(participant=p).delete()  # cascades to evaluations
     Profile.objects.filter(participant=p).delete()
     PageVisit.objects.filter(participant=p).delete()
@@ -58,8 +62,9 @@ def participant_withdraw(*, participant: Participant, page: str = "") -> Withdra
     study's `withdrew` code (their end page and panel redirect), log it. Idempotent: a
     second call returns the first call's log entry and changes nothing.
 
-    The panel id (`recruitment_id`) is kept so that the same panel member arriving again
-    resumes the withdrawn row instead of starting the study anew.
+    Erased with a receipt per class: answers, free text, paradata, the panel parameters
+    and the contact address. The panel id (`recruitment_id`) is kept so that the same panel
+    member arriving again resumes the withdrawn row instead of starting the study anew.
     """
     with transaction.atomic():
         p = (
@@ -74,10 +79,20 @@ def participant_withdraw(*, participant: Participant, page: str = "") -> Withdra
             if previous is not None:
                 return previous
         page = page or selectors.participant_page_key(participant=p)
-        _erase_answers(p)
+        now = timezone.now()
+        erase(
+            study=p.study,
+            participant_ids=[p.pk],
+            classes=WITHDRAWAL_CLASSES,
+            by=DeletionReceipt.By.WITHDRAWAL,
+            rule=f"withdrawn by the participant (page {page[:40] or '?'})",
+            as_of=now,
+            keep_panel_id=True,
+        )
+        p.refresh_from_db()
         p.state = S.WITHDRAWN
         p.completion_code = p.study.outcome_codes.get("withdrew", {}).get("code", "")
-        p.finished_at = timezone.now()
+        p.finished_at = now
         p.save()
         return Withdrawal.objects.create(
             study=p.study, participant_number=p.pk, by=Withdrawal.By.PARTICIPANT, page=page[:40]
@@ -113,7 +128,8 @@ def participant_decline(*, participant: Participant) -> Participant:
 
 def participant_delete(*, participant: Participant, by_user: Any) -> Withdrawal:
     """A researcher deletes a participant on request: the row and all of it goes; the log
-    (by=researcher, by_user, the page they were on) stays."""
+    (by=researcher, by_user, the page they were on) and a receipt of the whole participant
+    stay."""
     with transaction.atomic():
         p = (
             Participant.objects.select_for_update(of=("self",))
@@ -128,6 +144,13 @@ def participant_delete(*, participant: Participant, by_user: Any) -> Withdrawal:
             by_user=by_user if getattr(by_user, "pk", None) is not None else None,
             page=page[:40],
         )
-        _erase_answers(p)
-        p.delete()
+        erase(
+            study=p.study,
+            participant_ids=[p.pk],
+            classes=["participant"],
+            by=DeletionReceipt.By.RESEARCHER,
+            rule="deleted on the participant's request",
+            as_of=timezone.now(),
+            by_user=by_user,
+        )
         return log

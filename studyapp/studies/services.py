@@ -225,7 +225,9 @@ def study_set_state(
 
             acknowledge_for_live(study=study, acknowledged=acknowledged, by=by)
         study.state = state
-        study.save(update_fields=["state", "updated_at"])
+        # retention rules counted from the close count from the last one
+        study.closed_at = timezone.now() if state == Study.State.CLOSED else None
+        study.save(update_fields=["state", "closed_at", "updated_at"])
     if state == Study.State.LIVE:
         # balanced strategies and generating methods need fits on the pool: a Celery task
         from studyapp.generation.method_fitting import fits_queue

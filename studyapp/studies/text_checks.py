@@ -15,6 +15,7 @@ import re
 from typing import Any
 
 from recourse_engine import DesignError, carloan_schema, parse_design
+from studyapp.definition.retention import retention_notes, retention_of
 from studyapp.models import Study
 from studyapp.studies import carloan
 from studyapp.studies.services import schema_design
@@ -90,12 +91,14 @@ def text_warnings(study: Study) -> list[str]:
 
 
 def study_warnings(study: Study) -> list[str]:
-    """What saving a draft and going live warn of: texts that may contradict the design, and
-    (a draft) methods named before the decision model that can serve them is stored."""
+    """What saving a draft and going live warn of: texts that may contradict the design,
+    retention rules whose combination may surprise, and (a draft) methods named before the
+    decision model that can serve them is stored."""
     from studyapp.generation.method_fitting import generating_methods
     from studyapp.studies.model_training import missing_model_problem
 
     warnings = text_warnings(study)
+    warnings += retention_notes(retention_of(study.retention))  # what the rules mean together
     if study.state == Study.State.DRAFT:
         missing = missing_model_problem(study, generating_methods(study))
         if missing:

@@ -62,7 +62,7 @@ DRAFT_ONLY = (
 #: waiting follow)
 ALWAYS = (
     "title", "outcome_codes", "panel_param", "assignment_timeout_minutes", "quotas",
-    "waiting_timeout_s", "design_check_thresholds", *RELEASE_SETTINGS, "time_zone",
+    "waiting_timeout_s", "design_check_thresholds", *RELEASE_SETTINGS, "time_zone", "retention",
 )  # fmt: skip
 #: parts of a study that are not settings but freeze the same way
 DRAFT_ONLY_PARTS = ("schema", "pool")
@@ -158,6 +158,7 @@ def study_config(study: Study) -> dict[str, Any]:
         "kind": study.kind,
         **{name: getattr(study, name) for name in RELEASE_SETTINGS},
         "time_zone": study.time_zone,
+        "retention": study.retention or {},
     }
 
 

@@ -91,6 +91,7 @@ def change_data(study: Study, **overrides: Any) -> dict[str, Any]:
         "max_reminders": str(study.max_reminders),
         "return_deadline_days": str(study.return_deadline_days),
         "time_zone": study.time_zone,
+        "retention": json.dumps(study.retention),
     }
     for q in study.schema.get("screening", []):
         codes = q.get("eligible") or q.get("eligible_only") or []

@@ -67,6 +67,12 @@ CASES = [
     ("quotas", [{"condition": "gone", "limit": 5}], "quotas[0].condition: no condition named"),
     ("panel_param", "has space", "panel_param: 'has space': a URL parameter name"),
     ("attention_max_failures", 99, "attention_max_failures: Input should be less than"),
+    ("retention", {"answers": {"days": -1}},
+     "retention.answers.days: -1 days: a period is 0 to 36500 whole days"),
+    ("retention", {"emails": {"days": 30}}, "retention.emails: unknown field; expected one of: "
+     "participant, answers, free_text, paradata, panel_id, contact"),
+    ("retention", {"answers": {"days": 30, "after": "finish"}},
+     "retention.answers.after: 'finish' is not one of 'completion' or 'study_close'"),
 ]  # fmt: skip
 
 
@@ -135,8 +141,8 @@ def test_the_editor_assets_are_served_locally(draft: Study, owner: Any) -> None:
     client: Client = client_for(owner)
     page = client.get(change_url(draft)).content.decode()
     # texts, codes, checks, conditions, quotas, questions, their random order, page time-outs,
-    # design-check thresholds
-    assert page.count("data-django-jsonform=") == 9
+    # design-check thresholds, retention
+    assert page.count("data-django-jsonform=") == 10
     assert "cdn." not in page and "unpkg.com" not in page
     assets = re.findall(r'(?:src|href)="(/static/django_jsonform/[^"]+)"', page)
     assert any(a.endswith("react-json-form.js") for a in assets), assets
