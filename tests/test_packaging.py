@@ -64,7 +64,15 @@ def installed(tmp_path_factory) -> tuple[Path, Path, dict[str, str]]:
     )
     # third-party packages from the test environment, after the venv's own site-packages
     (site / "zz_test_env.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    _run([str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(wheel)], tmp, env)
+    # --ignore-installed: under a non-editable `pip install ".[dev]"` the test environment's
+    # site-packages (on the path above) already hold the project, which pip would take as
+    # this wheel installed and then install nothing here
+    _run(
+        [str(py), "-m", "pip", "install", "-q", "--no-deps", "--no-index", "--ignore-installed"]
+        + [str(wheel)],
+        tmp,
+        env,
+    )
     env["PATH"] = f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
     work = tmp / "work"
     work.mkdir()
