@@ -6,9 +6,11 @@ status 2, no traceback and no "CommandError:" prefix, as in `recourse-engine` an
 from __future__ import annotations
 
 import sys
+from datetime import datetime
 from typing import Any, NoReturn
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser, SystemCheckError
+from django.utils import timezone
 
 from recourse_engine.cli_convention import bar_switch, usage_error
 from studyapp.models import Study
@@ -57,3 +59,16 @@ class StudyCommand(BaseCommand):
             known = ", ".join(Study.objects.values_list("slug", flat=True)) or "none"
             self.fail(f"no study {slug!r} (studies: {known})")
         return study
+
+    def now(self, given: str) -> datetime:
+        """The time a scheduled job runs as: `--now` (ISO 8601 with a time zone), or the
+        current time when it is empty."""
+        if not given:
+            return timezone.now()
+        try:
+            now = datetime.fromisoformat(given)
+        except ValueError:
+            self.fail(f"--now: {given!r} is not an ISO 8601 time")
+        if timezone.is_naive(now):
+            self.fail(f"--now: {given!r} has no time zone (add +00:00 or Z)")
+        return now

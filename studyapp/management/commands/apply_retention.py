@@ -5,10 +5,7 @@ nothing."""
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
-
-from django.utils import timezone
 
 from studyapp.management.base import StudyCommand
 from studyapp.models import DeletionReceipt
@@ -40,14 +37,7 @@ class Command(StudyCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        now = timezone.now()
-        if options["now"]:
-            try:
-                now = datetime.fromisoformat(options["now"])
-            except ValueError:
-                self.fail(f"--now: {options['now']!r} is not an ISO 8601 time")
-            if timezone.is_naive(now):
-                self.fail(f"--now: {options['now']!r} has no time zone (add +00:00 or Z)")
+        now = self.now(options["now"])
         studies = [self.study(options["study"])] if options["study"] else None
         dry = options["dry_run"]
         if dry:

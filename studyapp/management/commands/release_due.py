@@ -4,10 +4,7 @@ real); `--dry-run` lists what the run would do and changes nothing, sends nothin
 
 from __future__ import annotations
 
-from datetime import datetime
 from typing import Any
-
-from django.utils import timezone
 
 from studyapp.management.base import StudyCommand
 from studyapp.participation import release
@@ -39,14 +36,7 @@ class Command(StudyCommand):
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        now = timezone.now()
-        if options["now"]:
-            try:
-                now = datetime.fromisoformat(options["now"])
-            except ValueError:
-                self.fail(f"--now: {options['now']!r} is not an ISO 8601 time")
-            if timezone.is_naive(now):
-                self.fail(f"--now: {options['now']!r} has no time zone (add +00:00 or Z)")
+        now = self.now(options["now"])
         if options["dry_run"]:
             self.stdout.write(f"dry run as at {now.isoformat()}: nothing is changed or sent")
             done = release.tick_preview(now=now)
