@@ -10,6 +10,7 @@ from pathlib import Path
 import numpy as np
 
 from analysis.cli.common import CliError, add_command, fail, out_folder, read_csv, refuse_json_flag
+from analysis.gamm.memory import ENV_VAR, parse_size
 from analysis.gamm.validate import GammInputError
 from analysis.table_schemas import gamm_input
 
@@ -33,6 +34,11 @@ def run_gamm(args: argparse.Namespace) -> int:
             args.participant = PARTICIPANT
         if args.k < 3:
             raise CliError(f"--k must be at least 3, got {args.k}")
+        if args.memory_limit is not None:
+            try:  # a bad size is refused before the file is read
+                parse_size(args.memory_limit)
+            except GammInputError as exc:
+                raise CliError(f"--memory-limit: {exc}") from None
         out = None if args.out is None else out_folder(args.out)
         if args.formula is not None:
             from analysis.gamm.formula import parse_formula
@@ -41,7 +47,7 @@ def run_gamm(args: argparse.Namespace) -> int:
         data = read_csv(Path(args.input), gamm_input(args.distance, args.participant))
         data.attrs["source"] = args.input
         if args.formula is not None:
-            fit = fit_gamm(args.formula, data, method=args.method)
+            fit = fit_gamm(args.formula, data, method=args.method, memory_limit=args.memory_limit)
         else:
             fit = fit_gamm(
                 data,
@@ -51,6 +57,7 @@ def run_gamm(args: argparse.Namespace) -> int:
                 args.basis,
                 args.k,
                 method=args.method,
+                memory_limit=args.memory_limit,
             )
     except (CliError, GammInputError) as exc:
         return fail(f"{args.input}: {exc}" if isinstance(exc, GammInputError) else str(exc))
@@ -98,3 +105,9 @@ def register(subparsers) -> None:
     g.add_argument("--basis", choices=("tp", "cr"), default="tp", help="spline basis (mgcv bs)")
     g.add_argument("--k", type=int, default=10, help="basis dimension (default 10)")
     g.add_argument("--method", choices=("REML", "ML"), default="REML", help="mgcv's method")
+    g.add_argument(
+        "--memory-limit",
+        metavar="SIZE",
+        help="refuse a fit whose memory estimate exceeds SIZE (e.g. 6GB, 800MB; default "
+        f"${ENV_VAR} if set, else 80%% of physical memory)",
+    )

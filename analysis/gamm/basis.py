@@ -27,6 +27,7 @@ from dataclasses import dataclass
 import numpy as np
 
 MAX_TP_KNOTS = 2000  # mgcv subsamples the unique values above this (its xt$max.knots default)
+_RADIAL_CELLS = 1_000_000  # values x knots evaluated at once by SmoothBasis.raw_design
 
 
 class BasisError(ValueError):
@@ -49,13 +50,20 @@ class SmoothBasis:
     null_space_dim: int  # unpenalized directions left after the constraint
 
     def raw_design(self, x: np.ndarray) -> np.ndarray:
-        """Unconstrained k-column basis at ``x``."""
+        """Unconstrained k-column basis at ``x``. The thin-plate radial part is evaluated once
+        per distinct value and in row chunks, so its temporary stays a few MB whatever the
+        number of rows (it is rows x knots, up to 2,000 knots)."""
         x = np.asarray(x, dtype=float)
-        if self.kind == "tp":
-            xs = x - self.shift
+        if self.kind != "tp":
+            return _cr_design(x, self.knots, self.raw_map)
+        values, inverse = np.unique(x, return_inverse=True)
+        out = np.empty((values.size, self.raw_map.shape[1]))
+        step = max(1, _RADIAL_CELLS // self.knots.size)
+        for lo in range(0, values.size, step):
+            xs = values[lo : lo + step] - self.shift
             radial = np.abs(xs[:, None] - self.knots[None, :]) ** 3 / 12.0
-            return np.column_stack([radial, np.ones_like(xs), xs]) @ self.raw_map
-        return _cr_design(x, self.knots, self.raw_map)
+            out[lo : lo + step] = np.column_stack([radial, np.ones_like(xs), xs]) @ self.raw_map
+        return out[inverse.ravel()]
 
     def design(self, x: np.ndarray) -> np.ndarray:
         """Constrained (k-1)-column basis at ``x``: what enters the model matrix."""

@@ -25,10 +25,13 @@ from analysis.gamm.design import (
     build_design,
 )
 from analysis.gamm.linalg import cross_products
+from analysis.gamm.memory import check_memory, estimate_for_model
+from analysis.gamm.re_test import random_effect_test_blocked
 from analysis.gamm.reml import RemlState, fit_reml, full_hessian
 from analysis.gamm.validate import (
     GammInputError,
     check_basis,
+    check_replicated,
     group_column,
     numeric_column,
     rating_column,
@@ -255,9 +258,12 @@ def fit_additive_mixed(
     method: str = "REML",
     validate_ratings: bool = False,
     formula: str | None = None,
+    memory_limit: str | int | None = None,
 ) -> GammFit:
     """Fit ``outcome ~ 1 + parametric + smooths + random effects`` by REML or ML (mgcv's
-    ``method``); parametric columns that are not numeric are factors (treatment contrasts)."""
+    ``method``); parametric columns that are not numeric are factors (treatment contrasts).
+    A fit whose memory estimate exceeds ``memory_limit`` (bytes or a size such as "6GB";
+    default: see ``analysis.gamm.memory``) is refused with ``GammMemoryError``."""
     t0 = time.perf_counter()
     if method not in ("REML", "ML"):
         raise GammInputError(f"method must be 'REML' or 'ML', got {method!r}")
@@ -305,6 +311,11 @@ def fit_additive_mixed(
     if np.unique(clean[outcome]).size < 2:
         raise GammInputError(f"data: column {outcome!r} is constant; nothing to model")
     clean = clean.reset_index(drop=True)
+    for r in random_effects:
+        check_replicated(clean, r.group, r.label)
+    check_memory(
+        estimate_for_model(clean, par_specs, smooths, by_levels, random_effects), memory_limit
+    )
     design = build_design(clean, outcome, smooths, random_effects, par_specs, by_levels)
     design.meta["smooth_data"] = {
         t.label: clean[t.spec.variable].to_numpy() for t in design.terms if t.kind == "smooth"
@@ -318,7 +329,9 @@ def fit_additive_mixed(
         return _summarise(design, cp, state, iterations, converged, text, t0)
 
 
-def fit_formula(formula: str, data: pd.DataFrame, method: str = "REML") -> GammFit:
+def fit_formula(
+    formula: str, data: pd.DataFrame, method: str = "REML", memory_limit: str | int | None = None
+) -> GammFit:
     """Fit a model written in mgcv's formula syntax (see ``analysis.gamm.formula``)."""
     from analysis.gamm.formula import parse_formula
 
@@ -333,6 +346,7 @@ def fit_formula(formula: str, data: pd.DataFrame, method: str = "REML") -> GammF
         parametric=spec.parametric,
         method=method,
         formula=spec.text,
+        memory_limit=memory_limit,
     )
 
 
@@ -346,6 +360,7 @@ def fit_gamm(
     *,
     formula: str | None = None,
     method: str = "REML",
+    memory_limit: str | int | None = None,
 ) -> GammFit:
     """The seed study's GAMM: ``outcome ~ s(distance) + s(participant, bs="re")
     + s(participant, distance, bs="re")`` by REML, ``outcome`` a 1..7 rating; or, called as
@@ -355,7 +370,7 @@ def fit_gamm(
     if formula is not None:
         if not isinstance(data, pd.DataFrame):
             raise GammInputError("fit_gamm(formula, data): data must be a pandas DataFrame")
-        return fit_formula(formula, data, method)
+        return fit_formula(formula, data, method, memory_limit)
     if outcome is None or distance is None or participant is None:
         raise GammInputError("fit_gamm needs outcome, distance and participant (or a formula)")
     check_basis(basis, k)
@@ -366,6 +381,7 @@ def fit_gamm(
         [RandomEffect(participant), RandomEffect(participant, distance)],
         validate_ratings=True,
         method=method,
+        memory_limit=memory_limit,
     )
 
 
@@ -388,8 +404,10 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
     null_dev = float(np.sum((y - y.mean()) ** 2))
     r_sq = 1.0 - float(np.var(resid, ddof=1)) * (n - 1) / (float(np.var(y, ddof=1)) * res_df)
     beta = np.concatenate([state.beta_f, state.beta_r.ravel()])
-    xtx = inf.full_crossprod(design, cp)
     blocked = all(t.random_index is not None for t in design.terms if t.kind == "random")
+    # X'X and H^{-1} as matrices only where a test needs them (dense random terms); the
+    # blocked terms' tests and the AIC work from the block structure
+    xtx = None if blocked else inf.full_crossprod(design, cp)
     hinv = None if blocked else inf.dense_inverse(design, state.fac)
     parametric = {}
     for t in design.terms:
@@ -411,7 +429,7 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
                 t, state.beta_f, cp.a, state.fac.p, phi, edfs[t.label][1], res_df
             )
         elif t.kind == "random" and blocked:
-            res = inf.random_effect_test_blocked(
+            res = random_effect_test_blocked(
                 design, t, cp, state.fac, lam, state.beta_r, phi, res_df
             )
         elif t.kind == "random":
@@ -424,7 +442,9 @@ def _summarise(design, cp, state: RemlState, iterations, converged, formula, t0)
         if state.dbeta
         else np.zeros((beta.size, 0))
     )
-    e2, exact = inf.edf2_total(design, xtx, sum_edf, lam, full_hessian(state, design), dbeta, phi)
+    e2, exact = inf.edf2_total(
+        design, cp, sum_edf, lam, full_hessian(state, design), dbeta, phi, xtx
+    )
     aic, loglik, df_aic = inf.mgcv_aic(n, rss, sum_edf, sum_edf1, e2, design.p)
     reml_value = state.value + logdet_s_constant(design)
     return GammFit(

@@ -1,7 +1,8 @@
 """Wood's tests for smooth terms (Wood 2013, Biometrika 100:221) and random effects (Wood 2013,
-Biometrika 100:1005), EDFs, and AIC with the smoothing-parameter uncertainty correction of
-Wood, Pya & Saefken (2016, JASA 111:1548), following mgcv's conventions (its ``summary.gam``,
-``testStat``, ``reTest`` and ``logLik.gam``) so that the numbers agree with mgcv.
+Biometrika 100:1005; for the terms of the blocked factor see ``re_test``), EDFs, and AIC with
+the smoothing-parameter uncertainty correction of Wood, Pya & Saefken (2016, JASA 111:1548),
+following mgcv's conventions (its ``summary.gam``, ``testStat``, ``reTest`` and ``logLik.gam``)
+so that the numbers agree with mgcv.
 """
 
 from __future__ import annotations
@@ -14,13 +15,10 @@ from scipy import sparse, stats
 
 from analysis.gamm.chisq import f_ratio_mixture_sf, mixture_sf
 from analysis.gamm.design import Design, TermInfo
-from analysis.gamm.linalg import CrossProducts, Factorization, cross_product_root, fixed_penalty
+from analysis.gamm.linalg import CrossProducts, Factorization, cross_product_root
 
+# above this many coefficients the Cholesky-derivative AIC term is skipped (see edf2_total)
 DENSE_AIC_MAX_P = 1600
-# random-effect tests with more levels than this first try a cheap Chernoff bound on p; when it
-# is below RE_BOUND_CUTOFF that bound is reported instead of the exact (cubic-cost) p-value
-EXACT_RE_EIGEN_MAX_Q = 1000
-RE_BOUND_CUTOFF = 1e-10  # above this the Cholesky-derivative AIC term is skipped (see aic_terms)
 
 
 @dataclass
@@ -72,6 +70,21 @@ def full_crossprod(design: Design, cp: CrossProducts) -> sparse.csr_matrix:
         (np.concatenate(vals), (np.concatenate(rows), np.concatenate(cols))), shape=(p, p)
     )
     return m.tocsr()
+
+
+def crossprod_times(design: Design, cp: CrossProducts, v: np.ndarray) -> np.ndarray:
+    """X'X v (internal order, v: p x m) from the structured cross products, without forming
+    X'X: O(q r p_f m)."""
+    pf, q, r = design.p_fixed, design.n_groups, design.n_random_terms
+    vf = v[:pf]
+    out = np.empty_like(v)
+    out[:pf] = cp.a @ vf
+    if r:
+        vr = v[pf:].reshape(q, r, -1)
+        out[:pf] += np.einsum("gtf,gtm->fm", cp.b, vr)
+        rr = np.einsum("gtf,fm->gtm", cp.b, vf) + np.einsum("gtu,gum->gtm", cp.d, vr)
+        out[pf:] = rr.reshape(q * r, -1)
+    return out
 
 
 def dense_inverse(design: Design, fac: Factorization) -> np.ndarray:
@@ -280,12 +293,13 @@ def random_effect_test(
 
 def edf2_total(
     design: Design,
-    xtx: sparse.csr_matrix,
+    cp: CrossProducts,
     sum_edf: float,
     lam: np.ndarray,
     hess_full: np.ndarray,
     dbeta: np.ndarray,
     scale: float,
+    xtx: sparse.csr_matrix | None = None,
 ) -> tuple[float, bool]:
     """sum(edf2) = tr((V_p + V_c1 + V_c2) X'X) / phi (Wood, Pya & Saefken 2016, section 3.1).
 
@@ -302,12 +316,13 @@ def edf2_total(
     v_rho = (vecs * inv_vals) @ vecs.T
     v_rho = v_rho[:m, :m]
     # tr(Vp X'X)/phi = tr(H^{-1} X'X) = sum(edf)
-    xj = xtx @ dbeta
+    xj = crossprod_times(design, cp, dbeta)
     c1 = float(np.sum(v_rho * (dbeta.T @ xj))) / scale
     total = sum_edf + c1
     did_c2 = False
-    p = xtx.shape[0]
+    p = design.p
     if p <= DENSE_AIC_MAX_P and m > 0:
+        xtx = full_crossprod(design, cp) if xtx is None else xtx
         order = mgcv_order(design)
         h = xtx.toarray()[np.ix_(order, order)]
         inv_order = np.empty_like(order)
@@ -358,142 +373,3 @@ def mgcv_aic(
     e2 = edf2_sum if edf2_sum <= edf1_total else edf1_total
     df = min(e2 + 1.0, n_coef + 1.0)
     return float(-2.0 * loglik + 2.0 * df), float(loglik), float(df)
-
-
-def random_effect_test_blocked(
-    design: Design,
-    term: TermInfo,
-    cp: CrossProducts,
-    fac: Factorization,
-    lam: np.ndarray,
-    beta_r: np.ndarray,
-    scale: float,
-    res_df: float,
-    known_scale: bool = False,
-) -> TestResult:
-    """``random_effect_test`` when every random term shares the blocked factor.
-
-    K_mm is then diagonal and every other block low rank, so K~ = R_m'R_m and
-    V = [H^{-1} X'(I + Z_O Lambda_O^{-1} Z_O')X H^{-1}]_mm are formed in O(q^2 p_f) from the
-    block factorization; only the q x q generalized eigenproblem K~ V x = ev x is cubic.
-
-    With ``known_scale`` the statistic is referred to sum_i ev_i chi^2_1 itself (mgcv's reTest
-    when the scale is not estimated, e.g. ocat); ``scale`` is then that known scale.
-    """
-    m = term.random_index
-    others = [t for t in design.terms if t.random_index is not None and t is not term]
-    lam_m = lam[term.lambda_index]
-    d = cp.d
-    k_mm = d[:, m, m] + lam_m
-    k_rm = cp.b[:, m, :].T.copy()
-    k_rr = cp.a + fixed_penalty(design, lam)
-    for o in others:
-        lo, oi = lam[o.lambda_index], o.random_index
-        k_mm += d[:, m, oi] ** 2 / lo
-        k_rm += cp.b[:, oi, :].T * (d[:, oi, m] / lo)[None, :]
-        k_rr += cp.b[:, oi, :].T @ cp.b[:, oi, :] / lo
-    # K~ = diag(k_mm) - U U', U = K_rm' L^{-T} with L L' = K_rr
-    low = np.linalg.cholesky((k_rr + k_rr.T) / 2.0)
-    u = sla.solve_triangular(low, k_rm, lower=True).T  # q x p_f
-    b_m = beta_r[:, m]
-    stat = float((k_mm @ b_m**2 - np.sum((u.T @ b_m) ** 2)) / scale)
-    a = fac.dinv[:, m, m]
-    w_m = fac.w[:, m, :]
-    y = w_m @ fac.p
-    ay = a[:, None] * y
-    c0 = lam_m * (w_m.T @ w_m) + fixed_penalty(design, lam)
-    diag_v = a - lam_m * a**2
-    # V = diag_v + Lv Cv Lv' with Lv = [Y, W_m, a*Y]
-    pf = y.shape[1]
-    zero, eye = np.zeros((pf, pf)), np.eye(pf)
-    lv = np.hstack([y, w_m, ay])
-    cv = np.block([[-c0, eye / 2, zero], [eye / 2, zero, -lam_m * eye], [zero, -lam_m * eye, zero]])
-    if design.n_groups > EXACT_RE_EIGEN_MAX_Q and not known_scale:
-        bound = _chernoff_bound(k_mm, u, diag_v, lv, cv, stat, res_df)
-        if bound < RE_BOUND_CUTOFF:
-            v = _dense_low_rank(diag_v, lv, cv)
-            rank = _numerical_rank(v)
-            return TestResult(stat / rank, float(rank), bound)
-    # K~^{-1} by Woodbury, for the generalized eigenproblem V x = ev K~^{-1} x
-    dinv_k = 1.0 / k_mm
-    ud = u * dinv_k[:, None]
-    core = np.eye(u.shape[1]) - u.T @ ud
-    k_inv = ud @ np.linalg.solve(core, ud.T)
-    k_inv[np.diag_indices_from(k_inv)] += dinv_k
-    v = _dense_low_rank(diag_v, lv, cv)
-    ev = sla.eigh(v, (k_inv + k_inv.T) / 2.0, eigvals_only=True, driver="gvx")
-    ev[ev < 0] = 0.0
-    rank = int(np.sum(ev > ev.max() * np.finfo(float).eps ** 0.8))
-    if known_scale:
-        pval = mixture_sf(stat, ev[ev > 0])
-    else:
-        pval = f_ratio_mixture_sf(stat, ev[ev > 0], res_df)
-    return TestResult(stat / rank, float(rank), pval)
-
-
-def _dense_low_rank(diag: np.ndarray, lv: np.ndarray, cv: np.ndarray) -> np.ndarray:
-    v = lv @ cv @ lv.T
-    v = (v + v.T) / 2.0
-    v[np.diag_indices_from(v)] += diag
-    return v
-
-
-def _numerical_rank(v: np.ndarray) -> int:
-    """Rank by pivoted Cholesky (LAPACK dpstrf); a cheap stand-in for counting eigenvalues."""
-    scale = float(np.max(np.diag(v)))
-    # confounded directions sit near 1e-13 relative, genuine ones far above: 1e-8 splits them
-    _, _, rank, _ = sla.lapack.dpstrf(v / scale, tol=1e-8)
-    return int(rank)
-
-
-def _chernoff_bound(
-    k_mm: np.ndarray,
-    u: np.ndarray,
-    diag_v: np.ndarray,
-    lv: np.ndarray,
-    cv: np.ndarray,
-    stat: float,
-    res_df: float,
-) -> float:
-    """Upper bound on P(sum ev_i chi^2_1 > stat chi^2_k / k), ev the eigenvalues of K~ V.
-
-    K~ V = D + A B' (D diagonal, rank-40 update), so log det(I - 2t K~ V) costs O(q s^2) and the
-    Chernoff bound min_t E exp(t Q) needs no eigen-decomposition. Used to skip the cubic
-    eigenproblem when the p-value is negligible anyway.
-    """
-    from scipy.optimize import minimize_scalar
-
-    d = k_mm * diag_v
-    kl = k_mm[:, None] * lv - u @ (u.T @ lv)
-    a_mat = np.hstack([kl @ cv, -u])
-    b_mat = np.hstack([lv, diag_v[:, None] * u])
-
-    def matvec(x: np.ndarray) -> np.ndarray:
-        return d * x + a_mat @ (b_mat.T @ x)
-
-    x = np.ones(d.size) / np.sqrt(d.size)
-    ev_max = 0.0
-    for _ in range(200):
-        y = matvec(x)
-        new = float(np.linalg.norm(y))
-        x = y / new
-        if abs(new - ev_max) < 1e-10 * new:
-            break
-        ev_max = new
-    ev_max = max(ev_max, new) * 1.001
-    k = max(1, int(round(res_df)))
-    c = stat / k
-
-    def log_bound(t: float) -> float:
-        lin = 1.0 - 2.0 * t * d
-        if np.any(lin <= 0):
-            return np.inf
-        small = np.eye(a_mat.shape[1]) - 2.0 * t * (b_mat.T @ (a_mat / lin[:, None]))
-        sign, logdet_small = np.linalg.slogdet(small)
-        if sign <= 0:
-            return np.inf
-        logdet = float(np.sum(np.log(lin))) + logdet_small
-        return -0.5 * logdet - 0.5 * k * np.log1p(2.0 * t * c)
-
-    res = minimize_scalar(log_bound, bounds=(0.0, 0.5 / ev_max), method="bounded")
-    return float(min(1.0, np.exp(min(res.fun, 0.0))))

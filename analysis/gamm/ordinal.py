@@ -53,6 +53,7 @@ from analysis.gamm.design import RandomEffect, Smooth, build_design
 from analysis.gamm.fit import BLAS_THREADS, logdet_s_constant
 from analysis.gamm.linalg import InverseBlocks
 from analysis.gamm.ordinal_laml import FIRST_CUT, InnerFit, OrdinalLaml, cut_points, derivatives
+from analysis.gamm.re_test import random_effect_test_blocked
 from analysis.gamm.reml import RHO_MAX, RHO_MIN, initial_rho
 from analysis.gamm.validate import (
     GammInputError,
@@ -187,7 +188,7 @@ def fit_ordinal_gamm(
                     t, st.beta_f, st.cp.a, st.fac.p, 1.0, edfs[t.label][1], -1.0
                 )
             elif t.kind == "random":
-                tr = inf.random_effect_test_blocked(
+                tr = random_effect_test_blocked(
                     design, t, st.cp, st.fac, lam, st.beta_r, 1.0, -1.0, known_scale=True
                 )
             else:
@@ -264,7 +265,9 @@ def compare_with_gaussian(evaluations, gaussian_fits, participant, basis, k, pro
     from tqdm import tqdm
 
     out = {}
-    with tqdm(gaussian_fits, desc="ordinal", unit="model", disable=None if progress else True) as bar:
+    with tqdm(
+        gaussian_fits, desc="ordinal", unit="model", disable=None if progress else True
+    ) as bar:
         for spec, gfit in bar:
             ofit = fit_ordinal_gamm(evaluations, spec.outcome, spec.distance, participant, basis, k)
             label = f"s({spec.distance})"

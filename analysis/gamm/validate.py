@@ -79,6 +79,18 @@ def group_column(data: pd.DataFrame, column: str, source: str = "data") -> pd.Se
     return groups
 
 
+def check_replicated(data: pd.DataFrame, column: str, term: str, source: str = "data") -> None:
+    """A random effect whose grouping column has a different value in every row cannot be told
+    apart from the residual error (and would make a model as large as the data)."""
+    levels = int(data[column].nunique())
+    if levels == len(data):
+        raise GammInputError(
+            f"{source}: random effect {term}: column {column!r} has a different value in every "
+            f"row ({levels} levels for {len(data)} rows); a random effect needs several rows per "
+            "level"
+        )
+
+
 def smooth_covariate(data: pd.DataFrame, column: str, k: int, source: str = "data") -> np.ndarray:
     values = numeric_column(data, column, source)
     distinct = np.unique(values)
