@@ -17,6 +17,8 @@ from .inputs import SegregationInputError
 
 Progress = Callable[[str, int, int], None]  # (stage, blocks done, blocks in stage)
 _TORCH_MIN_BLOCK = 1 << 15  # smaller blocks: numpy (torch's per-call overhead dominates)
+_TORCH_PAIRS = 300_000_000  # smaller passes do not import torch (seconds; numpy's exp is 3×)
+_LAZY = object()  # NumpyOps._torch before torch is wanted
 
 
 class NumpyOps:
@@ -24,22 +26,53 @@ class NumpyOps:
 
     Block sides stay below 256 (rows) and 2040 (columns) so that counting booleans
     eight at a time in the bytes of a uint64 (`_packed_counts`) cannot overflow.
-    Where torch is installed, its CPU kernels do the block product and the
-    sqrt/exp/sum chain on the same memory (zero-copy views): about 20% less CPU
-    time per pair than numpy's, and the results stay exact (see `geometry`).
+    Passes that only compare block values with thresholds screen in float32 (`screen`:
+    OpenBLAS's sgemm, the pairs near a threshold rechecked in float64, so the counts are
+    the float64 pass's). Where torch is installed and a pass is large, its CPU kernels do
+    the float64 product and the exp/sum chain of proximity on the same memory (zero-copy
+    views); the results stay exact (see `geometry`).
     """
 
-    def __init__(self, block_rows: int = 128, block_cols: int = 1024, n_jobs: int | None = None):
+    single = True  # passes may screen in float32 (`screen`): exact, and cheaper on AVX2
+
+    def __init__(self, block_rows: int = 240, block_cols: int = 1024, n_jobs: int | None = None):
         self.block_rows, self.block_cols = block_rows, block_cols
         self.n_jobs = n_jobs or len(os.sched_getaffinity(0))
         self.progress: Progress | None = None
         self._local = threading.local()
-        try:
-            import torch
+        self._torch: Any = _LAZY  # imported by `prepare` for passes large enough to repay it
+        # float32 blocks: twice the sides (half the bytes per value), within the packed
+        # counts' limits; fewer blocks, less Python per pair
+        self.single_blocks = (min(240, 2 * block_rows), min(2040, 2 * block_cols))
 
-            self._torch: Any = torch
-        except ImportError:  # pragma: no cover - torch is in requirements.txt
-            self._torch = None
+    def prepare(self, pairs: int) -> None:
+        """Import torch for its kernels before a pass of this many pairs, when the pass is
+        long enough to repay the import (seconds); small populations stay on numpy's."""
+        # _TORCH_MIN_BLOCK = 1 asks for torch's kernels on every block, however small
+        least = _TORCH_PAIRS if _TORCH_MIN_BLOCK > 1 else 0
+        if self._torch is _LAZY and pairs >= least:
+            try:
+                import torch
+
+                self._torch = torch
+            except ImportError:  # pragma: no cover - torch is in requirements.txt
+                self._torch = None
+
+    @property
+    def torch(self) -> Any:
+        """torch where loaded (None before `prepare` loads it, or without torch)."""
+        return None if self._torch is _LAZY else self._torch
+
+    def gemm32(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+        """a @ b.T in float32 into a per-thread buffer (OpenBLAS's sgemm: IEEE single
+        precision, which the float32 margin assumes; torch's CPU matmul may be set to
+        lower-precision modes)."""
+        shape = (a.shape[0], b.shape[0])
+        bufs = self._local.__dict__.setdefault("bufs32", {})
+        out = bufs.get(shape)
+        if out is None:
+            out = bufs[shape] = np.empty(shape, dtype=np.float32)
+        return np.matmul(a, b.T, out=out)
 
     def put(self, a: np.ndarray) -> np.ndarray:
         return a
@@ -47,9 +80,9 @@ class NumpyOps:
     def gemm(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """a @ b.T into a per-thread buffer of that shape (saves an allocation and its
         page faults per block); the caller is done with a block before the next."""
-        if self._torch is None or a.shape[0] * b.shape[0] < _TORCH_MIN_BLOCK:
+        t = self.torch
+        if t is None or a.shape[0] * b.shape[0] < _TORCH_MIN_BLOCK:
             return a @ b.T
-        t = self._torch
         shape = (a.shape[0], b.shape[0])
         bufs = self._local.__dict__.setdefault("bufs", {})
         out = bufs.get(shape)
@@ -96,9 +129,9 @@ class NumpyOps:
         return float(s.min())
 
     def exp_neg_sqrt_sum(self, s: np.ndarray) -> float:
-        if self._torch is not None and s.size >= _TORCH_MIN_BLOCK:
-            return float(self._torch.from_numpy(s).sqrt_().neg_().exp_().sum())
-        np.sqrt(s, out=s)
+        np.sqrt(s, out=s)  # numpy's float64 sqrt is vectorised (torch's was slower here)
+        if self.torch is not None and s.size >= _TORCH_MIN_BLOCK:
+            return float(self.torch.from_numpy(s).neg_().exp_().sum())  # SLEEF's exp
         np.negative(s, out=s)
         np.exp(s, out=s)
         return float(s.sum())
@@ -107,8 +140,8 @@ class NumpyOps:
         """Worker-thread initializer: torch's OpenMP thread count belongs to each calling
         thread, so a pool thread would otherwise start a team of all cores per block (their
         spin-waits tripled the CPU time of the ε pass on 2 cores)."""
-        if self._torch is not None:
-            self._torch.set_num_threads(1)
+        if self.torch is not None:
+            self.torch.set_num_threads(1)
 
     def run(self, tasks: list[Callable[[], Any]], stage: str = "") -> list[Any]:
         """Run row-block tasks; BLAS and torch are held to one thread each (their own
@@ -118,10 +151,11 @@ class NumpyOps:
 
         if len(tasks) <= 1:  # one small block: not worth threadpoolctl's ~1 ms
             return _serial(tasks, stage, self.progress)
-        torch_threads = self._torch.get_num_threads() if self._torch is not None else 0
+        torch = self.torch
+        torch_threads = torch.get_num_threads() if torch is not None else 0
         try:
-            if self._torch is not None:
-                self._torch.set_num_threads(1)
+            if torch is not None:
+                torch.set_num_threads(1)
             with threadpool_limits(1, user_api="blas"):
                 if self.n_jobs <= 1:
                     return _serial(tasks, stage, self.progress)
@@ -129,8 +163,8 @@ class NumpyOps:
                     done = pool.map(lambda t: t(), tasks)
                     return _report(done, len(tasks), stage, self.progress)
         finally:
-            if self._torch is not None:
-                self._torch.set_num_threads(torch_threads)
+            if torch is not None:
+                torch.set_num_threads(torch_threads)
 
 
 def row_block_tasks(task: Callable[[int], Any], n: int, step: int) -> list[Callable[[], Any]]:
@@ -165,6 +199,11 @@ def _packed_counts(mask: np.ndarray, axis: int) -> np.ndarray:
 
 
 class TorchOps:
+    """Blocks as torch tensors on `device` (a GPU when one is present), float64 throughout:
+    a GPU's float32 products may run in TF32, which no float32 margin covers."""
+
+    single = False
+
     def __init__(
         self,
         device: str | None = None,
@@ -179,6 +218,9 @@ class TorchOps:
         self.block_rows = block_rows or (4096 if gpu else 512)
         self.block_cols = block_cols or (16384 if gpu else 4096)
         self.progress: Progress | None = None
+
+    def prepare(self, pairs: int) -> None:
+        """Nothing to load: torch is imported already."""
 
     def put(self, a: np.ndarray) -> Any:
         return self.torch.from_numpy(a).to(self.device)
@@ -227,14 +269,31 @@ class TorchOps:
         return _serial(tasks, stage, self.progress)
 
 
+def gpu_available() -> bool:
+    """Whether torch is installed and sees a CUDA (or ROCm) device; without a GPU driver
+    on the machine it answers without importing torch (seconds)."""
+    if not any(os.path.exists(p) for p in ("/dev/nvidiactl", "/proc/driver/nvidia", "/dev/kfd")):
+        return False
+    try:
+        import torch
+    except ImportError:  # pragma: no cover - torch is in requirements.txt
+        return False
+    return bool(torch.cuda.is_available())
+
+
 def make_ops(backend: str = "numpy", device: str | None = None, n_jobs: int | None = None) -> Any:
+    """`auto`: torch on the GPU when one is present, else numpy blocks on the CPU cores."""
+    if backend == "auto":
+        if device not in (None, "cpu") or (device is None and gpu_available()):
+            return TorchOps(device=device)
+        backend = "numpy"
     if backend == "numpy":
         if device not in (None, "cpu"):
             raise SegregationInputError("the numpy backend runs on the CPU; use backend='torch'")
         return NumpyOps(n_jobs=n_jobs)
     if backend == "torch":
         return TorchOps(device=device)
-    raise SegregationInputError(f"unknown backend {backend!r}; expected 'numpy' or 'torch'")
+    raise SegregationInputError(f"unknown backend {backend!r}; expected 'numpy', 'torch' or 'auto'")
 
 
 def triangle_mask(ops: Any, s: Any, r0: int, c0: int) -> None:

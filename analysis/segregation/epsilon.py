@@ -21,6 +21,7 @@ from .passes import (
     Bracket,
     Classes,
     TooManyClasses,
+    _max_classes,
     class_order_stats,
     minority_bracket_pass,
     minority_class_pass,
@@ -127,7 +128,8 @@ def _distinct_order_stats(
         ((geo.X[i[c : c + EXACT_CHUNK]] - geo.X[j[c : c + EXACT_CHUNK]]) ** 2).sum(axis=1)
         for c in range(0, len(i), EXACT_CHUNK)
     ]
-    sample = np.sort(np.concatenate(parts))  # a guide only
+    drawn = np.concatenate(parts)
+    sample = np.sort(drawn)  # a guide only
     s, tol2 = len(sample), 2 * geo.tol
     p_lo, p_hi = min(ranks) / (n_pairs - 1), max(ranks) / (n_pairs - 1)
     classes = _MAX_CLASSES_ON
@@ -137,6 +139,8 @@ def _distinct_order_stats(
         # 4·tol beyond the sampled values: a tie at the rank stays inside the bracket
         lo2 = float(sample[int(lo_p * (s - 1))]) - 2 * tol2 if lo_p > 0 else -math.inf
         hi2 = float(sample[int(math.ceil(hi_p * (s - 1)))]) + 2 * tol2 if hi_p < 1 else math.inf
+        if classes and _too_many_values(geo, i, j, drawn, lo2, hi2, _max_classes(m)):
+            classes = False  # the sample alone holds too many: the class pass would stop
         if classes:
             try:
                 cls = minority_class_pass(ops, geo, idx, lo2, hi2)
@@ -168,6 +172,29 @@ def _distinct_order_stats(
         if len(out) == len(ranks):
             return out, br
     raise RuntimeError("ε order statistic not found in the full range; this is a bug")
+
+
+def _too_many_values(
+    geo: Geometry,
+    i: np.ndarray,
+    j: np.ndarray,
+    drawn: np.ndarray,
+    lo2: float,
+    hi2: float,
+    limit: int,
+) -> bool:
+    """Whether the sampled pairs inside the bracket already have more distinct canonical
+    distances than the class pass may count (a lower bound on the bracket's own), so that
+    continuous data go straight to the pair-keeping pass instead of visiting the minority
+    pairs twice. Sampled values are naive sums: 4·tol of slack keeps every pair whose
+    block value may fall in the bracket."""
+    slack = 4 * geo.tol
+    sel = np.flatnonzero((drawn >= lo2 - slack) & (drawn <= hi2 + slack))
+    if len(sel) <= limit:
+        return False
+    c = canonical_distances(geo.X, i[sel], j[sel]) ** 2
+    inside = (c >= lo2 + 2 * geo.tol) & (c <= hi2 - 2 * geo.tol)  # surely in the bracket
+    return len(np.unique(c[inside])) > limit
 
 
 def threshold(eps: float, comparison: str) -> float | None:

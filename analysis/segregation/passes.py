@@ -18,9 +18,11 @@ import numpy as np
 
 from .backends import row_block_tasks, triangle_mask
 from .geometry import Geometry, canonical_distances
+from .screen import Operands, above_f32, below_f32, double_operands, operands, row_dots
 
 _SMALL_SQ = 1e-2  # below this squared distance, proximity uses the canonical distance
 _CLASS_CHUNK = 1 << 22  # counters per bincount in the class pass (32 MB of int64)
+_NO_INDEX, _NO_VALUE = np.empty(0, np.int64), np.empty(0)
 
 
 @dataclass
@@ -33,33 +35,90 @@ class Bracket:
     cj: np.ndarray
 
 
+def _scan(
+    ops: Any,
+    op: Operands,
+    r0: int,
+    r1: int,
+    c0: int,
+    lo2: float,
+    hi2: float,
+    triangle: bool,
+    columns: bool = True,
+) -> tuple[np.ndarray, np.ndarray | None, np.ndarray, np.ndarray, np.ndarray]:
+    """One block, rows r0:r1 × columns c0:c0+block_cols (the upper triangle only where
+    `triangle`): per row (and per column, where `columns`) how many partners have a block
+    value below lo2, and the pairs with block values in [lo2, hi2] as offsets from (r0, c0)
+    with their float64 block values. In float32 where the operands are (`screen`)."""
+    c1 = c0 + op.block_cols
+    if op.single:
+        s = ops.gemm32(op.A32[r0:r1], op.B32[c0:c1])
+        lo, hi = below_f32(lo2 - op.margin), above_f32(hi2 + op.margin)
+    else:
+        s = ops.gemm(op.A[r0:r1], op.B[c0:c1])
+        lo, hi = lo2, hi2
+    if triangle:
+        triangle_mask(ops, s, r0, c0)
+    lt = s < lo
+    rows = ops.host(ops.count(lt, axis=1)).astype(np.int64)
+    cols = ops.host(ops.count(lt, axis=0)).astype(np.int64) if columns else None
+    i, j = _band(ops, s, lt, rows, hi)
+    if not len(i):
+        return rows, cols, _NO_INDEX, _NO_INDEX, _NO_VALUE
+    if not op.single:
+        return rows, cols, i, j, ops.host(s[ops.index(i), ops.index(j)])
+    g = row_dots(op.A64, op.B64, i + r0, j + c0)  # the recheck: float64 block values
+    below = g < lo2
+    rows += np.bincount(i[below], minlength=len(rows))
+    if cols is not None:
+        cols += np.bincount(j[below], minlength=len(cols))
+    keep = ~below & (g <= hi2)
+    return rows, cols, i[keep], j[keep], g[keep]
+
+
+def _band(ops: Any, s: Any, lt: Any, rows: np.ndarray, hi: Any) -> tuple[np.ndarray, np.ndarray]:
+    """Offsets of the block's values in [lo, hi] (lt: the values below lo, rows: its row
+    counts), looked for only in the rows that hold any: a shell around a threshold touches
+    few rows of a block, and a full-block search cost more than the count."""
+    le = s <= hi
+    hit = np.flatnonzero(ops.host(ops.count(le, axis=1)) != rows)
+    if not len(hit):
+        return _NO_INDEX, _NO_INDEX
+    k = ops.index(hit)
+    i, j = ops.nonzero(le[k] & ~lt[k])
+    return hit[i], j
+
+
+def _minority_operands(
+    ops: Any, geo: Geometry, idx: np.ndarray, lo2: float, hi2: float
+) -> Operands:
+    op = operands(ops, geo, idx, idx, [lo2, hi2])
+    if not op.single:
+        ops.prepare(len(idx) * (len(idx) - 1) // 2)
+    return op
+
+
 def _minority_row_block(
-    ops: Any, A: Any, B: Any, r0: int, m: int, lo2: float, hi2: float, values: bool = False
-) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]:
+    ops: Any, op: Operands, r0: int, m: int, lo2: float, hi2: float
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """One row block of the distinct minority pairs (upper triangle), the scan every
     minority pass shares: per row and per column (offset from r0) how many partners have
     a block value below lo2, and the pairs with block values in [lo2, hi2] as row and
-    column offsets from r0 (with their block values when `values`)."""
-    r1 = min(r0 + ops.block_rows, m)
+    column offsets from r0, with their block values."""
+    r1 = min(r0 + op.block_rows, m)
     rows = np.zeros(r1 - r0, dtype=np.int64)
     cols = np.zeros(m - r0, dtype=np.int64)
-    ii, jj, vals = [np.empty(0, np.int64)], [np.empty(0, np.int64)], [np.empty(0)]
-    for c0 in range(r0, m, ops.block_cols):
-        s = ops.gemm(A[r0:r1], B[c0 : c0 + ops.block_cols])
-        triangle_mask(ops, s, r0, c0)
-        lt = s < lo2
-        rc = ops.host(ops.count(lt, axis=1))
+    ii, jj, vals = [_NO_INDEX], [_NO_INDEX], [_NO_VALUE]
+    for c0 in range(r0, m, op.block_cols):
+        rc, cc, i, j, v = _scan(ops, op, r0, r1, c0, lo2, hi2, triangle=True)
         rows += rc
-        cols[c0 - r0 : c0 - r0 + s.shape[1]] += ops.host(ops.count(lt, axis=0))
-        le = s <= hi2
-        if int(ops.count(le)) > int(rc.sum()):
-            i, j = ops.nonzero(le & ~lt)
-            if values:
-                vals.append(ops.host(s[ops.index(i), ops.index(j)]))
+        assert cc is not None
+        cols[c0 - r0 : c0 - r0 + len(cc)] += cc
+        if len(i):
             ii.append(i.astype(np.int64))
             jj.append(j + (c0 - r0))
-    band_v = np.concatenate(vals) if values else None
-    return rows, cols, np.concatenate(ii), np.concatenate(jj), band_v
+            vals.append(v)
+    return rows, cols, np.concatenate(ii), np.concatenate(jj), np.concatenate(vals)
 
 
 def _add_row_block(total: np.ndarray, r0: int, rows: np.ndarray, cols: np.ndarray) -> None:
@@ -74,16 +133,16 @@ def minority_bracket_pass(
 ) -> Bracket:
     """Distinct minority pairs: per member, how many partners have a block value below
     lo2; and the block values and (local) indices of the pairs with values in [lo2, hi2]."""
-    A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
+    op = _minority_operands(ops, geo, idx, lo2, hi2)
     m = len(idx)
 
     def task(r0: int) -> tuple[Any, ...]:
-        rows, cols, i, j, v = _minority_row_block(ops, A, B, r0, m, lo2, hi2, values=True)
+        rows, cols, i, j, v = _minority_row_block(ops, op, r0, m, lo2, hi2)
         return r0, rows, cols, v, (i + r0).astype(np.int32), (j + r0).astype(np.int32)
 
     below = np.zeros(m, dtype=np.int64)
     vals, ii, jj = [np.empty(0)], [np.empty(0, np.int32)], [np.empty(0, np.int32)]
-    tasks = row_block_tasks(task, m, ops.block_rows)
+    tasks = row_block_tasks(task, m, op.block_rows)
     for r0, rows, cols, v, i, j in ops.run(tasks, "minority pairs (ε)"):
         _add_row_block(below, r0, rows, cols)
         vals.append(v)
@@ -153,7 +212,7 @@ def minority_class_pass(
     block values in [lo2, hi2], their canonical distances counted per member and value.
     Raises TooManyClasses (after stopping the other tasks) when the values are too many
     to count this way — continuous data, where the pair-keeping pass is the right one."""
-    A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
+    op = _minority_operands(ops, geo, idx, lo2, hi2)
     m = len(idx)
     limit = _max_classes(m)
     stop = threading.Event()
@@ -161,7 +220,7 @@ def minority_class_pass(
     def task(r0: int) -> tuple[Any, ...] | None:
         if stop.is_set():
             return None
-        rows, cols, i, j, _ = _minority_row_block(ops, A, B, r0, m, lo2, hi2)
+        rows, cols, i, j, _ = _minority_row_block(ops, op, r0, m, lo2, hi2)
         if not len(i):
             return r0, rows, cols, np.empty(0), np.empty((0, m - r0), np.int32)
         vals = canonical_distances(geo.X, idx[i + r0], idx[j + r0])
@@ -184,7 +243,7 @@ def minority_class_pass(
 
     below = np.zeros(m, dtype=np.int64)
     per_value: dict[float, np.ndarray] = {}
-    tasks = row_block_tasks(task, m, ops.block_rows)
+    tasks = row_block_tasks(task, m, op.block_rows)
     for out in ops.run(tasks, "minority pairs (ε)"):
         if out is None or stop.is_set():
             stop.set()
@@ -235,11 +294,11 @@ def class_order_stats(cls: Classes, ranks: list[int], tol: float) -> dict[int, f
 def minority_within_counts(ops: Any, geo: Geometry, idx: np.ndarray, eps: float) -> np.ndarray:
     """For each minority member, how many *other* minority members lie within ε."""
     lo2, hi2 = geo.band(eps)
-    A, B = ops.put(geo.A[idx]), ops.put(geo.B[idx])
+    op = _minority_operands(ops, geo, idx, lo2, hi2)
     m = len(idx)
 
     def task(r0: int) -> tuple[int, np.ndarray, np.ndarray]:
-        rows, cols, i, j, _ = _minority_row_block(ops, A, B, r0, m, lo2, hi2)
+        rows, cols, i, j, _ = _minority_row_block(ops, op, r0, m, lo2, hi2)
         if len(i):
             ok = canonical_distances(geo.X, idx[i + r0], idx[j + r0]) <= eps
             rows += np.bincount(i[ok], minlength=len(rows))
@@ -247,7 +306,7 @@ def minority_within_counts(ops: Any, geo: Geometry, idx: np.ndarray, eps: float)
         return r0, rows, cols
 
     counts = np.zeros(m, dtype=np.int64)
-    for r0, rows, cols in ops.run(row_block_tasks(task, m, ops.block_rows), "minority pairs"):
+    for r0, rows, cols in ops.run(row_block_tasks(task, m, op.block_rows), "minority pairs"):
         _add_row_block(counts, r0, rows, cols)
     return counts
 
@@ -260,43 +319,58 @@ def cross_pass(
     eps: float | None,
     proximity: bool,
 ) -> tuple[np.ndarray | None, float]:
-    """Minority rows × majority columns: per-row counts within ε (if eps is given) and
-    the sum of exp(−distance) over all pairs (if proximity)."""
-    A, B = ops.put(geo.A[rows_idx]), ops.put(geo.B[cols_idx])
+    """Minority rows × majority columns, each pair once: per-row counts within ε (if eps is
+    given) and the sum of exp(−distance) over all pairs (if proximity).
+
+    Proximity needs every pair's float64 block value, and the counts then come from the
+    same block; counts alone are screened in float32 (`screen`)."""
     m, big = len(rows_idx), len(cols_idx)
-    br, bc = ops.block_rows, ops.block_cols
     lo2 = hi2 = 0.0
     if eps is not None:
         lo2, hi2 = geo.band(eps)
+    if proximity:
+        op = double_operands(ops, geo, rows_idx, cols_idx)
+    else:
+        op = operands(ops, geo, rows_idx, cols_idx, [lo2, hi2])
+    if not op.single:
+        ops.prepare(m * big)
+    br, bc = op.block_rows, op.block_cols
+
+    def counts(r0: int, c0: int, rows: np.ndarray, i: np.ndarray, j: np.ndarray) -> None:
+        """Add the band pairs (offsets i, j from r0, c0) whose canonical distance is ≤ ε."""
+        if len(i):
+            ok = canonical_distances(geo.X, rows_idx[i + r0], cols_idx[j + c0]) <= eps
+            rows += np.bincount(i[ok], minlength=len(rows))
 
     def task(r0: int) -> tuple[int, np.ndarray | None, list[float]]:
         r1 = min(r0 + br, m)
         rows = np.zeros(r1 - r0, dtype=np.int64) if eps is not None else None
         sums: list[float] = []
         for c0 in range(0, big, bc):
-            s = ops.gemm(A[r0:r1], B[c0 : c0 + bc])
+            if not proximity:
+                assert rows is not None
+                rc, _, i, j, _ = _scan(ops, op, r0, r1, c0, lo2, hi2, False, columns=False)
+                rows += rc
+                counts(r0, c0, rows, i, j)
+                continue
+            s = ops.gemm(op.A[r0:r1], op.B[c0 : c0 + bc])
             if rows is not None:
                 lt = s < lo2
                 rc = ops.host(ops.count(lt, axis=1))
                 rows += rc
-                le = s <= hi2
-                if int(ops.count(le)) > int(rc.sum()):
-                    i, j = ops.nonzero(le & ~lt)
-                    ok = canonical_distances(geo.X, rows_idx[i + r0], cols_idx[j + c0]) <= eps
-                    rows += np.bincount(i[ok], minlength=len(rows))
-            if proximity:
-                if ops.minimum(s) < _SMALL_SQ:
-                    i, j = ops.nonzero(s < _SMALL_SQ)
-                    d = canonical_distances(geo.X, rows_idx[i + r0], cols_idx[j + c0])
-                    sums.append(float(np.exp(-d).sum()))
-                    ops.set_at(s, i, j, math.inf)
-                sums.append(ops.exp_neg_sqrt_sum(s))
+                counts(r0, c0, rows, *_band(ops, s, lt, rc, hi2))
+            if ops.minimum(s) < _SMALL_SQ:
+                i, j = ops.nonzero(s < _SMALL_SQ)
+                d = canonical_distances(geo.X, rows_idx[i + r0], cols_idx[j + c0])
+                sums.append(float(np.exp(-d).sum()))
+                ops.set_at(s, i, j, math.inf)
+            sums.append(ops.exp_neg_sqrt_sum(s))
         return r0, rows, sums
 
-    counts = np.zeros(m, dtype=np.int64) if eps is not None else None
+    total = np.zeros(m, dtype=np.int64) if eps is not None else None
     parts: list[float] = []
     for r0, rows, sums in ops.run(row_block_tasks(task, m, br), "minority x majority"):
-        if counts is not None and rows is not None:
-            counts[r0 : r0 + len(rows)] += rows
+        if total is not None and rows is not None:
+            total[r0 : r0 + len(rows)] += rows
         parts.extend(sums)
-    return counts, math.fsum(parts)
+    return total, math.fsum(parts)
