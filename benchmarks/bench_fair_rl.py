@@ -7,13 +7,21 @@ experiment's decision model, fits `FairRL` with the given reward and budget, the
   counterfactuals per second after training;
 * one participant at a time: `--single` calls with one factual each (median and p95), from
   a fitted method that was pickled and loaded back, as a study stores it;
-* the success rate and proportion difference of the batch, to show what was timed.
+* the success rate and proportion difference of the batch, to show what was timed;
+  `--untrained`: the same with the initial, untrained actor (the ablation: what the
+  noisy rollouts find on their own), and `--rollouts 1` the policy's mean action alone.
+
+`late_success` (printed with the fit) is the success share of the training episodes that
+started in the last quarter of training and could finish (`fair_rl_sac.train_sac`);
+`late_episodes` says how many it counts. The batch is the rows the model rejects in the
+same data the policy was trained on: in-sample, a speed figure only (held-out scores come
+from `python -m analysis experiment`).
 
 Prints the load average before and after, since the machine is shared.
 
     PYTHONPATH=. .venv/bin/python benchmarks/bench_fair_rl.py [--dataset adult]
         [--subsample 10000] [--reward hybrid] [--steps 1500] [--clusters 0]
-        [--threads 1] [--device cpu|cuda]
+        [--threads 1] [--device cpu|cuda] [--untrained] [--rollouts 16]
 """
 
 from __future__ import annotations
@@ -37,6 +45,8 @@ def main() -> None:
     ap.add_argument("--single", type=int, default=50)
     ap.add_argument("--threads", type=int, default=1, help="torch threads while training")
     ap.add_argument("--device", default="cpu")
+    ap.add_argument("--untrained", action="store_true", help="skip training (the ablation)")
+    ap.add_argument("--rollouts", type=int, default=16, help="rollouts per factual")
     args = ap.parse_args()
 
     import torch
@@ -56,7 +66,8 @@ def main() -> None:
     print(f"load average before: {os.getloadavg()}; torch threads {args.threads}")
     print(
         f"{args.dataset}: {len(data)} rows, {len(factuals)} rejected; reward {args.reward}, "
-        f"{args.steps} steps, clusters {args.clusters}, device {args.device}"
+        f"{args.steps} steps, clusters {args.clusters}, device {args.device}, "
+        f"untrained {args.untrained}, rollouts {args.rollouts}"
     )
     method = FairRL(
         seed=0,
@@ -65,6 +76,8 @@ def main() -> None:
         clusters=args.clusters,
         device=args.device,
         threads=args.threads,
+        untrained=args.untrained,
+        rollouts=args.rollouts,
     )
     t0 = time.perf_counter()
     method.fit(data, model)

@@ -30,7 +30,7 @@ def register(subparsers: Any) -> None:
         "--runs",
         type=positive_int,
         default=10,
-        help="runs per setting (10: the interval is a bootstrap over runs)",
+        help="runs per setting (10: a t interval over runs, Holm-controlled verdicts)",
     )
     r.add_argument("--epochs", type=positive_int, default=15, help="VAE methods' epochs (15)")
     r.add_argument("--batch", type=positive_int, default=128, help="VAE methods' batch (128)")

@@ -2,7 +2,7 @@
 factual, so that tables can stand beside CARLA's benchmark, which reports per factual.
 
 Columns: `run`, `seed`, `method`, `factual` (0.. in the run's factual order), `row` (the
-factual's row in the run's population), `group` (0/1), `found` (the method returned a
+factual's row in the run's loaded data: a held-out row's own number), `group` (0/1), `found` (the method returned a
 counterfactual), `valid` (found and the decision model approves it: CARLA's success),
 `cost_l1`, `cost_l2` and `cost_linf` (distance on the normalised item scale, `metrics.recourse_cost`),
 `sparsity` (changed items, CARLA's L0), `robustness_invalidation` (CARLA's

@@ -1,5 +1,5 @@
 """A 95% interval for the after − before change of the segregation indices from a bootstrap
-over *people* within each run, for when there are too few runs for a bootstrap over runs.
+over *people* within each run, used below 10 runs when the experiment computes one.
 
 Each resample draws n people with replacement from the run's population; the same draw is
 used before and after recourse (the change is paired person by person), and the original
@@ -13,7 +13,8 @@ The interval for the mean change over R runs: the b-th resample of every run is 
 over runs, and the 2.5% and 97.5% quantiles of those B means are taken. It measures how much
 the change depends on which people happen to be in the population, with each run's decision
 model and counterfactuals held fixed; it is not a run-to-run interval (`paired.interval`
-gives that from 10 runs).
+gives that). `minority_sizes` gives each run's minority size, so that a change of
+centralization can be stated in people.
 """
 
 from __future__ import annotations
@@ -66,10 +67,44 @@ def resampled_indices(
     return np.column_stack([ix.resampled(rs) for ix in CATALOGUE.values()])
 
 
+def people_means(per_run: list[np.ndarray]) -> np.ndarray:
+    """(B,): the b-th resampled change averaged over runs (each array: one run's B changes
+    of one index)."""
+    return np.mean(np.stack(per_run), axis=0)
+
+
 def people_interval(per_run: list[np.ndarray], level: float = 0.95) -> tuple[float, float]:
-    """Percentile interval of the mean over runs of the b-th resampled change (each array:
-    one run's B changes of one index)."""
-    means = np.mean(np.stack(per_run), axis=0)
+    """Percentile interval of the mean over runs of the b-th resampled change."""
     a = (1 - level) / 2
-    lo, hi = np.quantile(means, [a, 1 - a])
+    lo, hi = np.quantile(people_means(per_run), [a, 1 - a])
     return float(lo), float(hi)
+
+
+def people_pvalue(means: np.ndarray) -> float:
+    """Two-sided percentile-bootstrap p-value for "no change": twice the smaller share of
+    the B resampled means at or beyond 0 on either side, each counted as (k + 1)/(B + 1) so
+    that B resamples never claim p below 2/(B + 1)."""
+    m = np.asarray(means, dtype=float)
+    b = len(m)
+    low = (np.sum(m <= 0) + 1) / (b + 1)
+    high = (np.sum(m >= 0) + 1) / (b + 1)
+    return float(min(1.0, 2 * min(low, high)))
+
+
+def minority_sizes(
+    dataset: str, seeds: list[int], population: str, train_share: float, subsample: int | None
+) -> dict[int, int]:
+    """seed -> the minority's size in that run's population, as the experiment builds it
+    (`load_dataset`, then the training split under `population="train"`); for giving a
+    change of centralization (a share of the minority) in people."""
+    from analysis.experiment.space import training_split
+    from recourse_engine.datasets import load_dataset
+
+    out: dict[int, int] = {}
+    for seed in seeds:
+        data = load_dataset(dataset, seed=seed, subsample=subsample)
+        if population == "train":
+            data = training_split(data, train_share, seed)
+        is_min, _ = split_groups(data.group)
+        out[seed] = int(is_min.sum())
+    return out

@@ -5,8 +5,10 @@ It runs the experiment three times on the same seeds — under `--preset gao2023
 paper-style data where there is one: `german_gao2023`, `gmc_gao2023`), under `gao2023`
 with `--replicate-published-defects`, and under the sound default (on the sound data) —
 into DIR/gao2023, DIR/gao2023_defects and DIR/sound, and writes DIR/report.md: the paper's
-Table 6 row beside each setting's Origin levels and paired differences (95% interval,
-verdict), and which of the paper's claims hold under which setting.
+Table 6 row beside each setting's Origin levels and paired differences (95% t interval,
+Holm-adjusted p-value and verdict, centralization's change in people), recomputed from
+each setting's runs.csv (`setting_paired`), and which of the paper's claims hold under
+which setting.
 
 The VAE methods' training is shortened for time (`--epochs`, `--batch`) under every
 setting alike; their searches run to the methods' own limits (IBR/CCHVAE 100 shells, CRUDS
@@ -25,6 +27,7 @@ from typing import Any
 import pandas as pd
 
 from analysis.experiment.memo import RunMemo
+from analysis.experiment.paired import PEOPLE_INDEX, adjustment_note, paired_frame
 from analysis.experiment.paper import (
     METHODS,
     TABLE3,
@@ -33,6 +36,7 @@ from analysis.experiment.paper import (
     paper_failure,
     paper_origin,
 )
+from analysis.experiment.people import minority_sizes
 from analysis.experiment.run import run_experiment
 from analysis.experiment.settings import ExperimentSettings, merge_params, preset
 from analysis.experiment.threads import thread_limit
@@ -102,7 +106,31 @@ def _paper_cells(dataset: str, value: Any) -> list[str]:
 
 def _cell(row: pd.Series) -> str:
     mark = {"worse": " **worse**", "better": " better"}.get(str(row["verdict"]), "")
-    return f"{row['diff_mean']:+.4f} [{row['diff_lo']:+.4f}, {row['diff_hi']:+.4f}]{mark}"
+    ppl = ""
+    if row["metric"] == PEOPLE_INDEX and pd.notna(row.get("people_mean")):
+        ppl = f" ({row['people_mean']:+.1f} people)"
+    return (
+        f"{row['diff_mean']:+.4f} [{row['diff_lo']:+.4f}, {row['diff_hi']:+.4f}]{ppl} "
+        f"p {row['p_holm']:.2g}{mark}"
+    )
+
+
+def setting_paired(folder: Path) -> pd.DataFrame:
+    """One setting's paired differences from its runs.csv and settings.json, with the
+    minority's size per run (centralization's change in people), under this module's
+    statistics (`analysis.experiment.paired`) whatever the folder was written with."""
+    meta = json.loads((folder / "settings.json").read_text())
+    runs = pd.read_csv(folder / "runs.csv")
+    st = meta.get("settings") or {}
+    seeds = {int(r): int(s) for r, s in runs[["run", "seed"]].drop_duplicates().to_numpy()}
+    sizes = minority_sizes(
+        meta["dataset"],
+        sorted(seeds.values()),
+        st.get("population", "all"),
+        float(st.get("train_share", 0.75)),
+        meta.get("subsample"),
+    )
+    return paired_frame(runs, minority={r: sizes[s] for r, s in seeds.items()})
 
 
 def claims(dataset: str, results: dict[str, pd.DataFrame], methods: list[str]) -> list[str]:
@@ -139,6 +167,7 @@ def report(
     """report.md from the three settings' results in `out` (`load`: the load average to
     state, by default the current one)."""
     results = {n: pd.read_csv(out / n / "results.csv", index_col=False) for n in SETTINGS}
+    paired = {n: setting_paired(out / n) for n in SETTINGS}
     load = tuple(os.getloadavg()) if load is None else tuple(load)
     meta = json.loads((out / "sound" / "settings.json").read_text())
     training = meta.get("training") or {}
@@ -151,7 +180,7 @@ def report(
         "settings alike), searches to the methods' own limits. Data: "
         f"`{PAPER_DATA.get(dataset, dataset)}` under gao2023, `{dataset}` under sound. "
         "Intervals: "
-        + ", ".join(sorted(set(results["sound"]["interval"].dropna())))
+        + ", ".join(sorted(set(paired["sound"]["interval"].dropna())))
         + "."
         + f" Threads per numeric library: {meta.get('reproduction', {}).get('threads', 'default')}.",
         "Wall time: "
@@ -172,8 +201,10 @@ def report(
     head += [
         "",
         "Change after recourse, Δ = after − before (paper: difference of its printed means; "
-        "here: mean paired difference [95% interval], **worse** / better only where the "
-        "interval excludes 0):",
+        "here: mean paired difference [" + adjustment_note(paired["sound"]) + ", per setting; "
+        "p: the Holm-adjusted p-value; centralization's change also in people: the net "
+        "number of minority members who became central per run (Atkinson and proximity "
+        "have no such count)):",
         "",
         "| method | setting | " + " | ".join(f"Δ {ix.short}" for ix in CATALOGUE.values()) + " |",
         "|---" * (len(CATALOGUE) + 2) + "|",
@@ -186,8 +217,8 @@ def report(
                 return f"{d:+.4f} ({_direction(k, d)})"
 
             head.append(f"| {m} | paper | " + " | ".join(_paper_cells(dataset, change)) + " |")
-        for n, res in results.items():
-            r = res[res["method"] == m].set_index("metric")
+        for n, res in paired.items():
+            r = res[res["method"] == m].set_index("metric", drop=False)
             cells = [_cell(r.loc[k]) if k in r.index else "–" for k in names()]
             head.append(f"| {m} | {n} | " + " | ".join(cells) + " |")
     head += [
@@ -206,7 +237,7 @@ def report(
         head.append(
             f"| {n} | " + " | ".join(f"{fr.get(m, float('nan')):.4f}" for m in methods) + " |"
         )
-    head += ["", "Claims:", "", *claims(dataset, results, methods), ""]
+    head += ["", "Claims:", "", *claims(dataset, paired, methods), ""]
     return "\n".join(head)
 
 

@@ -31,6 +31,14 @@ compare variants of one method. `training` (the command's --epochs/--batch) goes
 method that has such a parameter (cchvae, ibr, cruds: epochs and batch; fair_rl: batch, its
 SAC minibatch), unless `params` set it for that label.
 
+Held-out evaluation (issue 29, `analysis.experiment.fair_eval`; `settings.holdout`, 0.25
+in the sound preset): the decision model and the methods are fitted on the run's
+training rows and scored on the held-out rows' rejected, which are also the population
+of the indices; every `fair_rl` label gets its ablation rows (untrained, no-fairness
+reward, mean action), and every method the FACTS subgroup audit and the twin rates
+(`audits.py`, `twins.py`). `split.csv` lists the held-out rows, `audits.csv` the audited
+subgroups, `fair_effects.csv` each fair_rl label against its no-fairness reward.
+
 `results.csv` holds method, metric, mean, sd (sd over runs, ddof = 1) and, for the
 indices, the paired differences (`analysis.experiment.paired`); `runs.csv` one row per run × method ×
 metric; `factuals.csv` one row per run × method × factual (`analysis.experiment.factuals`).
@@ -52,6 +60,16 @@ import pandas as pd
 
 from analysis.experiment.defects import ebr_farthest, zero_fill
 from analysis.experiment.factuals import FACTUAL_COLUMNS, column_mean, factual_frame
+from analysis.experiment.fair_eval import (
+    FAIR_METRICS,
+    ablations,
+    effects,
+    effects_table,
+    fair_extras,
+    heldout_split,
+    mean_action,
+    same_fits,
+)
 from analysis.experiment.figure import scatter
 from analysis.experiment.memo import RunMemo, digest, memoised, params_key
 from analysis.experiment.paired import BOOTSTRAP_MIN_RUNS, paired_frame, paired_table
@@ -102,6 +120,7 @@ RECOURSE_METRICS = (
     "gower_similarity",
     "sparsity",
     "plausibility",
+    *FAIR_METRICS,
     "fit_seconds",
     "cf_per_second",
     "wall_seconds",
@@ -204,8 +223,18 @@ def run_once(
     ref = data.codes
     if st.population == "train":
         data = training_split(data, st.train_share, seed)
-    dkey = (digest(data.codes, data.y, data.group), seed, st.classifier)
-    model = memoised(memo, ("model", dkey), lambda: train_decision_model(data, seed, st.classifier))
+    fit_data, split = data, None
+    if st.holdout > 0:  # fit on the training part, score the held-out part's rejected
+        fit_data, data, split = heldout_split(data, st.holdout, seed)
+    dkey = (
+        digest(data.codes, data.y, data.group),
+        digest(fit_data.codes, fit_data.y, fit_data.group),
+        seed,
+        st.classifier,
+    )
+    model = memoised(
+        memo, ("model", dkey), lambda: train_decision_model(fit_data, seed, st.classifier)
+    )
     rejected = ~np.asarray(model.approves(data.codes), dtype=bool)
     factuals = data.codes[rejected]
     groups = data.group
@@ -226,17 +255,32 @@ def run_once(
         "data": data,
         "factuals": {},
         "people": {},
+        "split": split,
+        "audits": {},
     }
-    rows_rejected = np.flatnonzero(rejected)
+    labels = list(methods)
+    ablated = ablations(labels, params or {})
+    params = {**(params or {}), **{a: q for a, _, _, q in ablated}}
+    derived = {a: src for a, src, kind, _ in ablated if kind == "mean_action"}
+    same = same_fits(labels, ablated, params)  # e.g. two variants' one no-fairness reward
+    done: dict[str, Any] = {}
+    labels += [a for a, *_ in ablated]
+    fitted: dict[str, RecourseMethod] = {}
+    rows_rejected = np.flatnonzero(rejected)  # factuals.csv: rows of the loaded data
+    if split is not None:
+        rows_rejected = split["test_rows"][rows_rejected]
     if people and st.people_resamples:
         draws = PeopleDraws.draw(len(data), st.people_resamples, seed)
         people_before = resampled_indices(space(data.codes), groups, ix, origin, draws)
-    for name in methods:
+    for name in labels:
 
         def compute(name: str = name) -> tuple[RecourseMethod, Any, pd.DataFrame, dict]:
-            method = make_method(name, seed, (params or {}).get(name), training)
-            method.progress = progress
-            method.fit(data, model)
+            if name in derived:  # the source's fitted policy, its mean action only
+                method = mean_action(fitted[derived[name]])
+            else:
+                method = make_method(name, seed, (params or {}).get(name), training)
+                method.progress = progress
+                method.fit(fit_data, model)
             res = method.get_counterfactuals(factuals)
             per = factual_frame(
                 data.schema,
@@ -249,6 +293,15 @@ def run_once(
                 cap=st.factual_cap,
             )
             measured = recourse_metrics(data, model, factuals, res, groups[rejected], seed, per)
+            frame = pd.DataFrame()
+            if st.fair_audits:
+                costs = per["cost_l2"].to_numpy(dtype=float)
+                extra, frame = fair_extras(
+                    data, model, method, factuals, res.counterfactuals, groups[rejected],
+                    costs, seed, st.factual_cap,
+                )  # fmt: skip
+                measured.update(extra)
+            measured["_audit"] = frame
             return method, res, per, measured
 
         mkey = (
@@ -259,7 +312,14 @@ def run_once(
             params_key(training),
             st.factual_cap,
         )
-        method, res, per, measured = memoised(memo, mkey, compute)
+        if name in same:
+            method, res, per, measured = done[same[name]]
+        else:
+            method, res, per, measured = memoised(memo, mkey, compute)
+        done[name] = (method, res, per, measured)
+        fitted[name] = method
+        measured = dict(measured)
+        outputs["audits"][name] = measured.pop("_audit")
         outputs[name] = res
         after = data.codes.copy()
         moved = np.flatnonzero(rejected)[res.valid]
@@ -415,6 +475,9 @@ def run_experiment(
     people = runs < BOOTSTRAP_MIN_RUNS and st.people_resamples > 0
     per_factual: list[pd.DataFrame] = []
     draws: dict[str, list[np.ndarray]] = {}
+    splits: list[dict[str, Any]] = []
+    split_rows: list[pd.DataFrame] = []
+    audits: list[pd.DataFrame] = []
     t0 = time.perf_counter()
     for r in run_iter:
         data = load_dataset(dataset, seed=seed + r, subsample=subsample)
@@ -434,6 +497,14 @@ def run_experiment(
             per_factual.append(frame.assign(run=r, seed=seed + r, method=name))
         for name, d in outputs["people"].items():
             draws.setdefault(name, []).append(d)
+        for name, frame in outputs["audits"].items():
+            if len(frame):
+                audits.append(frame.assign(run=r, seed=seed + r, method=name))
+        if outputs["split"] is not None:
+            sp = dict(outputs["split"])
+            held = sp.pop("test_rows")
+            splits.append({"run": r, **sp})
+            split_rows.append(pd.DataFrame({"run": r, "seed": seed + r, "heldout_row": held}))
         if first is None:
             first = (outputs["data"], outputs)
     seconds = time.perf_counter() - t0
@@ -442,6 +513,12 @@ def run_experiment(
     if per_factual:
         facts = pd.concat(per_factual, ignore_index=True)[list(FACTUAL_COLUMNS)]
         facts.to_csv(out_dir / "factuals.csv", index=False)
+    if split_rows:
+        pd.concat(split_rows, ignore_index=True).to_csv(out_dir / "split.csv", index=False)
+    if audits:
+        pd.concat(audits, ignore_index=True).to_csv(out_dir / "audits.csv", index=False)
+    fx = effects(runs_frame, list(methods), params or {})
+    fx.to_csv(out_dir / "fair_effects.csv", index=False)
     paired = paired_frame(runs_frame, draws or None)
     summary = summarise(rows).merge(paired, on=["method", "metric"], how="left")
     summary.to_csv(out_dir / "results.csv", index=False)
@@ -455,6 +532,7 @@ def run_experiment(
         "params": params or {},
         "settings": st.to_json(),
         "seconds": round(seconds, 1),
+        "splits": splits,
         **(record or {}),
     }
     (out_dir / "settings.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
@@ -468,6 +546,12 @@ def run_experiment(
         + banner
         + "Paired differences of the indices:\n\n"
         + paired_table(paired, runs)
+        + (
+            "\nfair_rl against its no-fairness reward (paired over runs, "
+            "`fair_effects.csv`):\n\n" + effects_table(fx)
+            if len(fx)
+            else ""
+        )
     )
     if first is not None:
         scatter(first[0], first[1], methods, out_dir / "figure.png")

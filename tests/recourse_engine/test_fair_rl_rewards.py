@@ -15,11 +15,13 @@ from recourse_engine.methods.fair_rl.fair_rl_rewards import (
     RewardWeights,
     RunningRates,
     check_reward,
+    cost_term,
     ecr_term,
     group_ee_term,
     individual_ee_term,
     nn_distance,
     plausibility_term,
+    potential_shaping,
     similarity_term,
     sparsity_term,
     validity_term,
@@ -73,14 +75,23 @@ def test_gower_distance_by_hand():
 
 
 def test_quality_terms_by_hand():
-    assert validity_term(np.array([0.2]), np.array([0.7]), np.array([True]), 1.0, 1.0)[
+    yes, no = np.array([True]), np.array([False])
+    # validity: bonus 1 + shaping γΦ(s')·(1 − done) − Φ(s), Φ = p, + Φ(s') at the end
+    assert validity_term(np.array([0.2]), np.array([0.7]), yes, 1.0, 1.0, yes, 0.9)[
         0
-    ] == pytest.approx(1.5)
-    assert validity_term(np.array([0.2]), np.array([0.1]), np.array([False]), 2.0, 0.5)[
+    ] == pytest.approx(1.0 - 0.2 + 0.7)
+    assert validity_term(np.array([0.2]), np.array([0.1]), no, 2.0, 0.5, no, 0.9)[
         0
-    ] == pytest.approx(-0.05)
+    ] == pytest.approx(0.5 * (0.9 * 0.1 - 0.2))
+    # similarity: Φ = −gower(x0, x); gower(X0, PREV) = 0.125, gower(X0, NXT) = 0.5
+    assert similarity_term(TINY, X0, PREV, NXT, no, 0.9)[0] == pytest.approx(-0.9 * 0.5 + 0.125)
+    # at the end: the shaping's −Φ(s) plus Φ(s') paid once
+    assert similarity_term(TINY, X0, PREV, NXT, yes, 0.9)[0] == pytest.approx(0.125 - 0.5)
+    # sparsity: Φ = −changed/3; PREV changes 1 item, NXT 3
+    assert sparsity_term(X0, PREV, NXT, 3, no, 0.9)[0] == pytest.approx(-0.9 + 1 / 3)
+    assert sparsity_term(X0, PREV, NXT, 3, yes, 0.9)[0] == pytest.approx(1 / 3 - 1)
+    # γ = 1 (and no `done`): the plain difference of the potential
     assert similarity_term(TINY, X0, PREV, NXT)[0] == pytest.approx(-(0.5 - 0.125))
-    assert sparsity_term(X0, PREV, NXT, 3)[0] == pytest.approx(-(3 - 1) / 3)
     two = load_schema(
         {
             "name": "two",
@@ -94,6 +105,25 @@ def test_quality_terms_by_hand():
     # x = (5, c) is (0.5, 0.5): 0.5 from the first row, sqrt(0.5) from the second
     assert nn_distance(two, np.array([[5.0, 3.0]]), ref)[0] == pytest.approx(0.5)
     assert plausibility_term(np.array([0.5]), np.array([0.2]))[0] == pytest.approx(0.3)
+    assert plausibility_term(np.array([0.5]), np.array([0.2]), no, 0.9)[0] == pytest.approx(
+        -0.9 * 0.2 + 0.5
+    )
+
+
+def test_shaping_telescopes_to_minus_the_first_potential_for_any_gamma():
+    # an episode of 4 steps with potentials Φ_0..Φ_4 (Φ_4 at the end): the discounted sum
+    # of the shaping is −Φ_0 for every γ, so no policy's return changes (Ng et al. 1999)
+    phi = np.array([0.3, -0.2, 0.7, 0.1, 0.4])
+    done = np.array([0, 0, 0, 1.0])
+    for gamma in (0.5, 0.9, 1.0):
+        f = potential_shaping(phi[:-1], phi[1:], done, gamma)
+        assert float(np.sum(gamma ** np.arange(4) * f)) == pytest.approx(-0.3)
+        # a cost term also pays its final potential once: γ^3 Φ_4 on top
+        c = cost_term(phi[:-1], phi[1:], done, gamma)
+        assert float(np.sum(gamma ** np.arange(4) * c)) == pytest.approx(-0.3 + gamma**3 * 0.4)
+    # the undiscounted difference (the earlier definition) does not telescope for γ < 1
+    diff = phi[1:] - phi[:-1]
+    assert float(np.sum(0.9 ** np.arange(4) * diff)) != pytest.approx(-0.3 + 0.9**3 * 0.4)
 
 
 def test_fairness_terms_by_hand():
@@ -140,7 +170,7 @@ def test_full_reward_sums_its_weighted_parts_by_hand():
                      np.array([True]), np.array([0]))  # fmt: skip
     nn_prev = np.sqrt(0.5**2 + 1.0)  # PREV vs NXT on the normalised scale: b 0.5, c 1
     expect = {
-        "validity": 1.0,
+        "validity": 1.0,  # bonus 1; −p(PREV) + p(NXT) at the end = 0 (γ = 1)
         "similarity": 2 * -(0.5 - 0.125),
         "sparsity": 0.3 * -(2 / 3),
         "plausibility": -(0.0 - nn_prev),

@@ -24,6 +24,9 @@ Training sets torch to `threads` threads (default 1) and restores the caller's s
 the networks are small (two hidden layers of 64), so more threads on a shared machine
 only contend.
 
+`untrained=True` builds everything but skips training: the initial actor with the same
+rollouts, the ablation that shows what the noisy rollouts find on their own.
+
 Generation runs the trained actor as plain numpy (no torch): `rollouts` episodes per
 factual at once, the first with the policy's mean action and the others with its own
 Gaussian noise (drawn from a generator seeded by the method's seed and the factual
@@ -123,6 +126,7 @@ class FairRL(RecourseMethod):
     max_reference: int = 1000
     device: str = "cpu"
     threads: int = 1
+    untrained: bool = False
     name: str = field(default="fair_rl", init=False)
 
     def __post_init__(self) -> None:
@@ -136,6 +140,10 @@ class FairRL(RecourseMethod):
             low = 0 if key in ("clusters", "warmup") else 1
             if isinstance(v, bool) or not (isinstance(v, int | np.integer) and v >= low):
                 raise MethodError(f"fair_rl: {key} must be an integer >= {low}, got {v!r}")
+        if not isinstance(self.untrained, bool | np.bool_):
+            raise MethodError(f"fair_rl: untrained must be true or false, got {self.untrained!r}")
+        if not 0.0 < self.gamma <= 1.0:
+            raise MethodError(f"fair_rl: gamma must be in (0, 1], got {self.gamma}")
         if not 0.0 < self.step <= 1.0:
             raise MethodError(f"fair_rl: step must be in (0, 1], got {self.step}")
 
@@ -186,6 +194,7 @@ class FairRL(RecourseMethod):
             twins,
             refs,
             len(self.actions_.slots),
+            gamma=self.gamma,
         )
         trans = Transition(
             schema,
@@ -209,20 +218,27 @@ class FairRL(RecourseMethod):
         threads = torch.get_num_threads()
         torch.set_num_threads(self.threads)  # small networks: more threads only contend
         try:
-            self.train_stats_ = train_sac(
-                env,
-                agent,
-                self.steps,
-                warmup=self.warmup,
-                updates_per_step=self.updates_per_step,
-                seed=self.seed,
-                progress=None if bar is None else (lambda done, total: bar.update(1)),
-            )
+            if self.untrained:  # the ablation: the initial actor, the same rollouts
+                self.train_stats_ = {"late_success": float("nan"), "late_episodes": 0.0}
+            else:
+                self.train_stats_ = self._train(env, agent, bar)
         finally:
             torch.set_num_threads(threads)
         if bar is not None:
             bar.close()
         self.policy_: NumpyPolicy = agent.export()
+
+    def _train(self, env: Any, agent: SAC, bar: Any) -> dict[str, float]:
+        return train_sac(
+            env,
+            agent,
+            self.steps,
+            warmup=self.warmup,
+            updates_per_step=self.updates_per_step,
+            seed=self.seed,
+            progress=None if bar is None else (lambda done, total: bar.update(1)),
+            horizon=self.horizon,
+        )
 
     def _cluster_of(self, x: np.ndarray) -> np.ndarray:
         if not len(self.centres_):

@@ -1,16 +1,26 @@
 """The reward of `fair_rl`: quality terms plus the fairness terms, selectable by name.
 
 Every term is a function of one transition x_{t} -> x_{t+1} of an episode that started at
-the factual x_0 (item codes), so each can be checked by hand on tiny inputs. Quality terms
-are differences of a potential, so over an episode they sum to the value at its end:
+the factual x_0 (item codes), so each can be checked by hand on tiny inputs. Each quality
+term has a potential Φ (a function of the state) and is paid as potential-based shaping
+that respects the discount γ (Ng, Harada & Russell, ICML 1999):
 
-* validity:      bonus · 1[h(x_{t+1}) approves] + shaping · (p(x_{t+1}) − p(x_t)), p the
-                 model's approval probability (the model is queried as a black box);
-* similarity:    −(gower(x_0, x_{t+1}) − gower(x_0, x_t)) (`recourse_engine.gower`);
-* sparsity:      −(L0(x_0, x_{t+1}) − L0(x_0, x_t)) / number of actionable items;
-* plausibility:  −(nn(x_{t+1}) − nn(x_t)), nn = Euclidean distance on the normalised scale
-                 to the nearest profile the model approves in the training data (a density
-                 proxy: far from every approved person is implausible);
+    F_t = γ Φ(x_{t+1}) · (1 − done) − Φ(x_t)       (Φ of the ended episode's state is 0)
+
+plus Φ(x_end) paid once when the episode ends (the recourse's own quality: what the
+method is asked to optimise). The shaping telescopes over an episode to
+−Φ(x_0), a constant per factual (0 for similarity and sparsity), so it changes no policy's
+return and therefore no optimal policy; the discounted return of an episode of length T is
+−Φ(x_0) + γ^{T−1} · (outcome). With γ = 1 this is Φ(x_{t+1}) − Φ(x_t) at every step, the
+earlier undiscounted definition (which for γ < 1 was not policy-invariant).
+
+* validity:      bonus · 1[h(x_{t+1}) approves] + the term of Φ = shaping · p(x), p the
+                 model's approval probability (a black box: a margin at the end);
+* similarity:    Φ = −gower(x_0, x) (`recourse_engine.gower`), paid at the end too;
+* sparsity:      Φ = −L0(x_0, x) / number of actionable items, paid at the end too;
+* plausibility:  Φ = −nn(x), nn = Euclidean distance on the normalised scale to the
+                 nearest profile the model approves in the training data (a density
+                 proxy: far from every approved person is implausible), paid at the end too;
 * step cost:     −c per step.
 
 Fairness terms are paid when an episode ends (approved or out of steps), following the
@@ -101,16 +111,47 @@ class RewardWeights:
 # the terms, each on arrays of transitions
 
 
-def validity_term(
-    p_prev: np.ndarray, p_next: np.ndarray, approved: np.ndarray, bonus: float, shaping: float
+def potential_shaping(
+    phi_prev: np.ndarray, phi_next: np.ndarray, done: np.ndarray, gamma: float
 ) -> np.ndarray:
-    return bonus * np.asarray(approved, dtype=float) + shaping * (p_next - p_prev)
+    """γΦ(s') − Φ(s) with Φ = 0 once the episode has ended (Ng et al. 1999)."""
+    d = np.asarray(done, dtype=float)
+    return gamma * np.asarray(phi_next, float) * (1.0 - d) - np.asarray(phi_prev, float)
+
+
+def cost_term(
+    phi_prev: np.ndarray, phi_next: np.ndarray, done: np.ndarray, gamma: float
+) -> np.ndarray:
+    """A quality term: the shaping of its potential, plus the potential paid at the end
+    (for γ = 1: Φ(s') − Φ(s) at every step)."""
+    end = np.asarray(phi_next, float) * np.asarray(done, dtype=float)
+    return potential_shaping(phi_prev, phi_next, done, gamma) + end
+
+
+def validity_term(
+    p_prev: np.ndarray,
+    p_next: np.ndarray,
+    approved: np.ndarray,
+    bonus: float,
+    shaping: float,
+    done: np.ndarray | None = None,
+    gamma: float = 1.0,
+) -> np.ndarray:
+    d = np.zeros(np.shape(p_prev)) if done is None else np.asarray(done, dtype=float)
+    shaped = cost_term(shaping * np.asarray(p_prev), shaping * np.asarray(p_next), d, gamma)
+    return bonus * np.asarray(approved, dtype=float) + shaped
 
 
 def similarity_term(
-    schema: FeatureSchema, x0: np.ndarray, prev: np.ndarray, nxt: np.ndarray
+    schema: FeatureSchema,
+    x0: np.ndarray,
+    prev: np.ndarray,
+    nxt: np.ndarray,
+    done: np.ndarray | None = None,
+    gamma: float = 1.0,
 ) -> np.ndarray:
-    return -(gower_distance(schema, x0, nxt) - gower_distance(schema, x0, prev))
+    d = np.zeros(len(np.atleast_2d(x0))) if done is None else done
+    return cost_term(-gower_distance(schema, x0, prev), -gower_distance(schema, x0, nxt), d, gamma)
 
 
 def changed_count(x0: np.ndarray, x: np.ndarray) -> np.ndarray:
@@ -118,9 +159,16 @@ def changed_count(x0: np.ndarray, x: np.ndarray) -> np.ndarray:
 
 
 def sparsity_term(
-    x0: np.ndarray, prev: np.ndarray, nxt: np.ndarray, n_actionable: int
+    x0: np.ndarray,
+    prev: np.ndarray,
+    nxt: np.ndarray,
+    n_actionable: int,
+    done: np.ndarray | None = None,
+    gamma: float = 1.0,
 ) -> np.ndarray:
-    return -(changed_count(x0, nxt) - changed_count(x0, prev)) / float(n_actionable)
+    d = np.zeros(len(np.atleast_2d(x0))) if done is None else done
+    k = float(n_actionable)
+    return cost_term(-changed_count(x0, prev) / k, -changed_count(x0, nxt) / k, d, gamma)
 
 
 def nn_distance(schema: FeatureSchema, x: np.ndarray, reference_z: np.ndarray) -> np.ndarray:
@@ -131,8 +179,11 @@ def nn_distance(schema: FeatureSchema, x: np.ndarray, reference_z: np.ndarray) -
     return np.sqrt(np.maximum(d2.min(axis=1), 0.0))
 
 
-def plausibility_term(nn_prev: np.ndarray, nn_next: np.ndarray) -> np.ndarray:
-    return -(np.asarray(nn_next, float) - np.asarray(nn_prev, float))
+def plausibility_term(
+    nn_prev: np.ndarray, nn_next: np.ndarray, done: np.ndarray | None = None, gamma: float = 1.0
+) -> np.ndarray:
+    d = np.zeros(np.shape(nn_prev)) if done is None else done
+    return cost_term(-np.asarray(nn_prev, float), -np.asarray(nn_next, float), d, gamma)
 
 
 def individual_ee_term(
@@ -193,6 +244,7 @@ class FairReward:
     refs: list[np.ndarray]
     n_actionable: int
     momentum: float = 0.02
+    gamma: float = 1.0
 
     def __post_init__(self) -> None:
         self.terms = check_reward(self.name)
@@ -211,14 +263,16 @@ class FairReward:
     ) -> tuple[np.ndarray, dict[str, np.ndarray]]:
         w = self.weights
         s = self.schema
+        gm, end = self.gamma, np.asarray(done, dtype=bool)
+        nn_prev, nn_next = (
+            nn_distance(s, prev, self.reference_z),
+            nn_distance(s, nxt, self.reference_z),
+        )
         parts: dict[str, np.ndarray] = {
-            "validity": validity_term(p_prev, p_next, approved, w.validity, w.shaping),
-            "similarity": w.similarity * similarity_term(s, x0, prev, nxt),
-            "sparsity": w.sparsity * sparsity_term(x0, prev, nxt, self.n_actionable),
-            "plausibility": w.plausibility
-            * plausibility_term(
-                nn_distance(s, prev, self.reference_z), nn_distance(s, nxt, self.reference_z)
-            ),
+            "validity": validity_term(p_prev, p_next, approved, w.validity, w.shaping, end, gm),
+            "similarity": w.similarity * similarity_term(s, x0, prev, nxt, end, gm),
+            "sparsity": w.sparsity * sparsity_term(x0, prev, nxt, self.n_actionable, end, gm),
+            "plausibility": w.plausibility * plausibility_term(nn_prev, nn_next, end, gm),
             "step": np.full(len(x0), -w.step_cost),
         }
         rows = np.flatnonzero(done)

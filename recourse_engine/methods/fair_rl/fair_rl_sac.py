@@ -13,8 +13,11 @@ After training the actor is exported to plain numpy arrays (`NumpyPolicy`): gene
 needs no torch, pickles small and runs the policy for many factuals in one matrix product.
 
 Standard SAC: tanh-squashed Gaussian actor, twin Q critics with Polyak-averaged targets,
-entropy temperature tuned towards a target entropy of −|A|; truncated episodes bootstrap,
-terminated ones (the model approved) do not.
+entropy temperature tuned towards a target entropy of −|A|. Every episode end is terminal
+(no bootstrap), the model's approval and the horizon alike: the step t/T is part of the
+state, so the horizon is part of the MDP, not a time limit imposed from outside (Pardo et
+al., "Time Limits in Reinforcement Learning", ICML 2018), and the rewards' potential is 0
+at every end (`fair_rl_rewards`).
 """
 
 from __future__ import annotations
@@ -184,29 +187,46 @@ def train_sac(
     updates_per_step: int,
     seed: int,
     progress: Callable[[int, int], None] | None = None,
+    horizon: int | None = None,
 ) -> dict[str, float]:
     """Run `steps` vector-env steps (random actions for the first `warmup`), one replay
-    buffer, `updates_per_step` SAC updates per step after warm-up. Returns the success
-    share of the episodes finished in the last quarter of training."""
+    buffer, `updates_per_step` SAC updates per step after warm-up.
+
+    Returns `late_success`: the success share of the training episodes that *started* in
+    the last quarter of training and at least `horizon` steps before its end, so that every
+    one of them has finished. Counting the episodes that *finished* in a window instead (the
+    earlier definition) is biased towards success: a success can end after one step, a
+    failure only after the horizon, so a window that does not reach T steps past an
+    episode's start sees its successes and misses its failures (with `steps` <= T the
+    earlier share read 1.0 whenever anything succeeded, a random policy included).
+    NaN when no episode qualifies (training shorter than the horizon). `late_episodes`:
+    how many episodes it counts."""
     rng = np.random.default_rng(seed)
     n, m = env.num_envs, env.single_action_space.shape[0]
+    horizon = int(env.trans.horizon) if horizon is None else int(horizon)
     buf = ReplayBuffer(agent.cfg.buffer, env.single_observation_space.shape[0], m)
     obs, _ = env.reset(seed=seed)
+    started = np.zeros(n, dtype=int)  # the step at which each env's episode began
+    first, last = steps * 3 // 4, steps - horizon
     late_done, late_ok = 0, 0
     for step in range(steps):
         a = rng.uniform(-1.0, 1.0, (n, m)).astype(np.float32) if step < warmup else agent.act(obs)
         obs2, r, term, trunc, info = env.step(a)
         nxt = obs2.copy()
         if "done_rows" in info:
-            nxt[info["done_rows"]] = info["final_obs"]
-            if step >= steps * 3 // 4:
-                late_done += len(info["done_rows"])
-                late_ok += int(np.sum(info["success"]))
-        buf.add(obs, a, r.astype(np.float32), nxt, term.astype(np.float32))
+            rows = info["done_rows"]
+            nxt[rows] = info["final_obs"]
+            counted = (started[rows] >= first) & (started[rows] <= last)
+            late_done += int(counted.sum())
+            late_ok += int(np.sum(np.asarray(info["success"], dtype=bool) & counted))
+            started[rows] = step + 1
+        ended = np.asarray(term, dtype=bool) | np.asarray(trunc, dtype=bool)
+        buf.add(obs, a, r.astype(np.float32), nxt, ended.astype(np.float32))
         obs = obs2
         if step >= warmup and buf.n >= agent.cfg.batch:
             for _ in range(updates_per_step):
                 agent.update(buf.sample(rng, agent.cfg.batch))
         if progress is not None:
             progress(step + 1, steps)
-    return {"late_success": late_ok / late_done if late_done else float("nan")}
+    share = late_ok / late_done if late_done else float("nan")
+    return {"late_success": share, "late_episodes": float(late_done)}

@@ -19,11 +19,13 @@ def test_factual_rows_match_the_method_outputs():
     data = synthetic(4)
     st = ExperimentSettings(factual_cap=25, people_resamples=0)
     rows, out = run_once(data, ["ebr"], 4, settings=st)
+    data = out["data"]  # the held-out rows: the population and its rejected factuals
     per = out["factuals"]["ebr"]
     res, model, rejected = out["ebr"], out["model"], out["rejected"]
     x, cf = data.codes[rejected], res.counterfactuals
     assert len(per) == int(rejected.sum())
-    assert per["row"].tolist() == np.flatnonzero(rejected).tolist()
+    # rows of the loaded data set: the held-out rows' numbers
+    assert per["row"].tolist() == out["split"]["test_rows"][np.flatnonzero(rejected)].tolist()
     assert per["group"].tolist() == data.group[rejected].tolist()
     found = ~np.isnan(cf).any(axis=1)
     assert per["found"].tolist() == found.tolist()

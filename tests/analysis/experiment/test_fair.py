@@ -47,7 +47,9 @@ def test_variants_by_label_and_params(tmp_path):
     summary = run_experiment(
         "fair_scenario", list(params), 1, tmp_path, progress=False, params=params
     )
-    assert set(summary["method"]) == {"origin", *params}
+    ablated = {"fair_rl/none-untrained", "fair_rl/none-mean_action"}  # none is no-fairness
+    ablated |= {f"fair_rl/c2-{k}" for k in ("untrained", "no_fairness", "mean_action")}
+    assert set(summary["method"]) == {"origin", *params, *ablated}
 
 
 def test_training_options_reach_the_methods_that_have_them():

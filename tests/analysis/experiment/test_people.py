@@ -94,8 +94,11 @@ def test_the_interval_column_says_which_interval_was_used():
     )
     lo, hi = people_interval([d[:, 1] for d in draws["m"]])
     assert (few.loc["atkinson", "diff_lo"], few.loc["atkinson", "diff_hi"]) == (lo, hi)
-    assert few.loc["atkinson", "verdict"] == "better"  # the whole interval is below 0
-    # without resamples: a t interval over runs; from 10 runs: a bootstrap over runs
+    assert few.loc["atkinson", "verdict_95"] == "better"  # the whole interval is below 0
+    # but 40 resamples give p >= 2/41, and Holm over the table's 3 intervals needs 0.05/3
+    assert few.loc["atkinson", "p"] == pytest.approx(2 / 41)
+    assert few.loc["atkinson", "verdict"] == "no clear change"
+    # without resamples: a t interval over runs; from 10 runs: a t interval over runs too
     assert paired_frame(_runs(3)).iloc[0]["interval"] == "t over 3 runs"
     many = paired_frame(_runs(12), {"m": [draws["m"][0]] * 12})
-    assert set(many["interval"]) == {"bootstrap over 12 runs"}
+    assert set(many["interval"]) == {"t over 12 runs"}

@@ -67,6 +67,7 @@ def test_balanced_recourse_desegregates_and_realistic_recourse_does_not(tmp_path
 def test_run_once_replaces_exactly_the_recoursed_factuals():
     data = synthetic(seed=8)
     rows, out = run_once(data, ["gs"], seed=8, params={"gs": {}})
+    data = out["data"]  # the held-out rows: the population and its rejected factuals
     res = out["gs"]
     assert res.valid.all()
     frame = pd.DataFrame(rows)
