@@ -12,6 +12,7 @@ COMMANDS = (
     "reproduce",
     "to-r",
     "coding",
+    "report",
 )
 
 

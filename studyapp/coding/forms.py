@@ -9,7 +9,7 @@ from django import forms
 from django.contrib.auth import get_user_model
 
 from studyapp.coding.models import Code
-from studyapp.coding.units import WHY_FIELDS, answer_fields
+from studyapp.coding.units import WHY_FIELDS, all_fields, answer_fields
 from studyapp.models import Condition, Participant, Recourse, Study
 
 MAX_CODEBOOK_BYTES = 1_000_000
@@ -23,6 +23,11 @@ SHOW = (
 
 def _choices(values: Any) -> list[tuple[str, str]]:
     return [("", "any")] + [(str(v), str(v)) for v in sorted({v for v in values if v != ""})]
+
+
+def _distinct(qs: Any, column: str) -> Any:
+    """The distinct values of a column, found by the database (not one row per answer)."""
+    return qs.order_by().values_list(column, flat=True).distinct()
 
 
 class CodeForm(forms.Form):
@@ -52,8 +57,15 @@ class AssignForm(forms.Form):
         self.fields["coder"].queryset = users.order_by("username")  # type: ignore[attr-defined]
 
 
+#: filters that would tell a blind coder the recourse, and those that tell the plan
+RECOURSE_FIELDS = ("strategy", "method", "condition")
+PLAN_FIELDS = ("sparsity_min", "sparsity_max", "proximity_min", "proximity_max", "impossible")
+
+
 class FilterForm(forms.Form):
-    """Which answers the answers page lists; bounds are inclusive."""
+    """Which answers the answers page lists; bounds are inclusive. For a blind coder the
+    filters on method, condition and strategy (and on the plan, when the study hides it) are
+    not offered, and asking for them is refused."""
 
     field = forms.ChoiceField(required=False)
     strategy = forms.ChoiceField(required=False)
@@ -72,20 +84,37 @@ class FilterForm(forms.Form):
     )
     show = forms.ChoiceField(required=False, choices=SHOW)
 
-    def __init__(self, study: Study, *args: Any, **kwargs: Any) -> None:
+    def __init__(
+        self, study: Study, *args: Any, hidden: tuple[str, ...] = (), **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
-        recourses = Recourse.objects.filter(participant__study=study)
+        self.hidden = hidden
         self.fields["field"].choices = [("", "any")] + [(f, f) for f in answer_fields(study)]
-        self.fields["strategy"].choices = _choices(recourses.values_list("strategy", flat=True))
-        self.fields["method"].choices = _choices(recourses.values_list("method", flat=True))
-        conditions = [
-            *Condition.objects.filter(study=study).values_list("name", flat=True),
-            *Participant.objects.filter(study=study).values_list("condition", flat=True),
-        ]
-        self.fields["condition"].choices = _choices(conditions)
+        for name in hidden:
+            del self.fields[name]
+        if "strategy" in self.fields:  # one pass over the study's recourses for both lists
+            pairs = list(
+                Recourse.objects.filter(participant__study=study)
+                .order_by()
+                .values_list("strategy", "method")
+                .distinct()
+            )
+            self.fields["strategy"].choices = _choices(p[0] for p in pairs)
+            self.fields["method"].choices = _choices(p[1] for p in pairs)
+        if "condition" in self.fields:
+            conditions = [
+                *Condition.objects.filter(study=study).values_list("name", flat=True),
+                *_distinct(Participant.objects.filter(study=study), "condition"),
+            ]
+            self.fields["condition"].choices = _choices(conditions)
 
     def clean(self) -> dict[str, Any]:
         data = super().clean()
+        asked = [n for n in self.hidden if self.data.get(n) not in (None, "")]
+        if asked:
+            raise forms.ValidationError(
+                f"the filter {asked[0]!r} is hidden from coders until every coder has finished"
+            )
         for lo, hi in (("sparsity_min", "sparsity_max"), ("proximity_min", "proximity_max"),
                        ("rating_min", "rating_max")):  # fmt: skip
             if data.get(lo) is not None and data.get(hi) is not None and data[lo] > data[hi]:
@@ -98,17 +127,38 @@ def code_choices(study: Study) -> list[tuple[str, str]]:
 
 
 class CodingForm(forms.Form):
-    """One answer's codes (none ticked: "no code applies")."""
+    """One answer's codes (none ticked: "no code applies"). The answer is its `unit`, or an
+    evaluation's primary key and a field; the field must be one the study codes."""
 
-    evaluation = forms.IntegerField(min_value=1)
-    field = forms.ChoiceField()
+    unit = forms.CharField(required=False, max_length=100)
+    evaluation = forms.IntegerField(min_value=1, required=False)
+    field = forms.CharField(required=False, max_length=70)
     codes = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
     note = forms.CharField(required=False, max_length=2000)
+    action = forms.ChoiceField(required=False, choices=[("", "save"), ("edit", "edit"),
+                                                         ("undo", "undo"), ("memo", "memo")])  # fmt: skip
+    memo = forms.CharField(required=False, max_length=5000)
 
     def __init__(self, study: Study, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["field"].choices = [(f, f) for f in answer_fields(study)]
+        self.study = study
         self.fields["codes"].choices = code_choices(study)
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean()
+        name = (data.get("field") or "").strip()
+        if name:
+            known = [f.name for f in all_fields(self.study)]
+            coded = answer_fields(self.study)
+            if name not in coded:
+                why = "is not coded in this study" if name in known else (
+                    "is not a free-text field of this study")  # fmt: skip
+                raise forms.ValidationError(
+                    f"unknown coding field {name!r}: it {why} (coded: {', '.join(coded)})"
+                )
+        if not data.get("unit") and not (data.get("evaluation") and name):
+            raise forms.ValidationError("name the answer: a unit, or an evaluation and a field")
+        return data
 
 
 class QuotesForm(forms.Form):
@@ -137,5 +187,37 @@ class QuotesForm(forms.Form):
 
 
 class SuggestForm(forms.Form):
-    field = forms.ChoiceField(choices=[(f, f) for f in WHY_FIELDS])
+    field = forms.ChoiceField()
     k = forms.IntegerField(min_value=2, max_value=30, initial=6, label="groups (k)")
+
+    def __init__(self, study: Study, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["field"].choices = [(f, f) for f in answer_fields(study)]
+
+
+class _AnyChoice(forms.MultipleChoiceField):
+    """Ticked fields, checked by `services.settings_save` (which names an unknown one)."""
+
+    def valid_value(self, value: str) -> bool:
+        return True
+
+
+class SettingsForm(forms.Form):
+    """The study's coding settings."""
+
+    blind = forms.BooleanField(required=False, label="Coders are blind to method, condition "
+                               "and strategy until every coder has finished")  # fmt: skip
+    show_plan = forms.BooleanField(required=False, label="Coders see the plan (changed items)")
+    coded_fields = _AnyChoice(required=False, widget=forms.CheckboxSelectMultiple,
+                              label="Fields to code",
+                              help_text="none ticked: every free-text field")  # fmt: skip
+
+    def __init__(self, study: Study, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["coded_fields"].choices = [(f.name, f.label) for f in all_fields(study)]
+
+
+class CodeEditForm(forms.Form):
+    code = forms.CharField(max_length=40)
+    definition = forms.CharField(max_length=2000, required=False)
+    example = forms.CharField(max_length=2000, required=False)

@@ -1,5 +1,7 @@
-"""Every write of the coding: codes, coders, codings, final codes. Bad input is refused with a
-`CodingRefused` naming the problem, and nothing is written (one transaction per call).
+"""The coding's set-up: the codebook (add, edit, delete, each with its history row), the
+coders, and the study's coding settings. Bad input is refused with a `CodingRefused` naming
+the problem, and nothing is written (one transaction per call). The writes of codings, final
+codes and memos are in `answer_services.py`.
 
 The codebook's rules (name format, no duplicate) are `analysis.coding.Codebook`'s, so the
 console and a coding sheet read by `recourse-analysis coding` refuse the same codebooks.
@@ -14,14 +16,22 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from analysis.coding.codebook import Codebook, CodebookError
-from studyapp.coding.models import Code, CoderAssignment, Coding, FinalCode
-from studyapp.coding.units import answer_fields, answer_text, evaluations_of
-from studyapp.models import Evaluation, Study
+from studyapp.coding.errors import CodingRefused
+from studyapp.coding.models import (
+    Code,
+    CodeChange,
+    CoderAssignment,
+    CodingChange,
+    CodingSettings,
+    FinalCodeChange,
+    unit_of,
+)
+from studyapp.coding.units import all_fields
+from studyapp.models import Study
 from studyapp.studies import access
 
-
-class CodingRefused(ValueError):
-    """A write the coding does not allow; the message says why."""
+__all__ = ["CodingRefused", "code_delete", "code_edit", "codes_add", "coder_assign",
+           "coder_finish", "settings_save"]  # fmt: skip
 
 
 def codes_add(*, study: Study, rows: Iterable[Mapping[str, Any]], by: Any) -> list[Code]:
@@ -42,7 +52,7 @@ def codes_add(*, study: Study, rows: Iterable[Mapping[str, Any]], by: Any) -> li
     start = max((c.position for c in existing), default=0) + 1
     try:
         with transaction.atomic():
-            return [
+            made = [
                 Code.objects.create(
                     study=study,
                     name=str(r["code"]).strip(),
@@ -53,6 +63,9 @@ def codes_add(*, study: Study, rows: Iterable[Mapping[str, Any]], by: Any) -> li
                 )
                 for i, r in enumerate(new)
             ]
+            for c in made:
+                _code_history(c, CodeChange.Action.ADDED, by)
+            return made
     except IntegrityError:  # another researcher added the same name at the same moment
         raise CodingRefused("codebook not changed: a code of that name was just added") from None
 
@@ -90,96 +103,84 @@ def coder_finish(*, study: Study, coder: Any) -> CoderAssignment:
     return assignment
 
 
-def _answer(study: Study, evaluation_id: Any, field: str) -> Evaluation:
-    try:
-        ev = evaluations_of(study).get(pk=int(evaluation_id))
-    except (Evaluation.DoesNotExist, TypeError, ValueError):
-        raise CodingRefused(f"no evaluation {evaluation_id!r} in study {study.slug}") from None
-    if field not in answer_fields(study):
-        raise CodingRefused(f"{field!r} is not a free-text answer of study {study.slug}")
-    if not answer_text(ev, field):
-        raise CodingRefused(f"answer {ev.recourse_id}:{field} is empty: nothing to code")
-    return ev
+def _code_history(code: Code, action: str, by: Any) -> None:
+    CodeChange.objects.create(study=code.study, code=code.name, action=action,
+                              definition=code.definition, example=code.example, by=by)  # fmt: skip
 
 
-def _codes(study: Study, names: Iterable[str]) -> list[Code]:
-    wanted = sorted({str(n).strip() for n in names if str(n).strip()})
-    codes = {c.name: c for c in Code.objects.filter(study=study, name__in=wanted)}
-    unknown = [n for n in wanted if n not in codes]
-    if unknown:
-        raise CodingRefused(f"the code {unknown[0]!r} is not in this study's codebook")
-    return [codes[n] for n in wanted]
+def _code(study: Study, name: str) -> Code:
+    code = Code.objects.filter(study=study, name=str(name).strip()).first()
+    if code is None:
+        raise CodingRefused(f"the code {str(name).strip()!r} is not in this study's codebook")
+    return code
 
 
-def coding_save(
-    *, study: Study, coder: Any, evaluation_id: Any, field: str, code_names: Iterable[str]
-) -> Coding:
-    """One coder's codes of one answer (none: "no code applies"); once per coder and answer."""
-    _assignment(study, coder)
-    ev = _answer(study, evaluation_id, field)
-    codes = _codes(study, code_names)
-    if Coding.objects.filter(evaluation=ev, field=field, coder=coder).exists():
-        raise CodingRefused(
-            f"{coder} has already coded answer {ev.recourse_id}:{field}; a coder codes each "
-            "answer once"
-        )
-    try:
-        with transaction.atomic():
-            coding = Coding.objects.create(study=study, evaluation=ev, field=field, coder=coder)
-            coding.codes.set(codes)
-    except IntegrityError:  # the same form submitted twice at once
-        raise CodingRefused(f"{coder} has already coded answer {ev.recourse_id}:{field}") from None
-    return coding
-
-
-def final_code_save(
-    *,
-    study: Study,
-    by: Any,
-    evaluation_id: Any,
-    field: str,
-    code_names: Iterable[str],
-    note: str = "",
-) -> FinalCode:
-    """Resolve an answer into its final code (a later decision replaces an earlier one, and
-    records its own decider and time)."""
-    ev = _answer(study, evaluation_id, field)
-    codes = _codes(study, code_names)
+def code_edit(*, study: Study, name: str, definition: str, example: str, by: Any) -> Code:
+    """Change a code's definition and example (its name stays: codings and the export's
+    `code_<name>` column refer to it); the entry as it was stays in the history."""
+    code = _code(study, name)
+    definition, example = definition.strip(), example.strip()
+    if not definition:
+        raise CodingRefused(f"code {code.name!r} not changed: a definition is required")
+    if (definition, example) == (code.definition, code.example):
+        raise CodingRefused(f"code {code.name!r} not changed: nothing differs")
     with transaction.atomic():
-        final, _ = FinalCode.objects.update_or_create(
-            evaluation=ev,
-            field=field,
-            defaults={
-                "study": study,
-                "decided_by": by,
-                "decided_at": timezone.now(),
-                "note": note.strip(),
-            },  # fmt: skip
-        )
-        final.codes.set(codes)
-    return final
+        code.definition, code.example = definition, example
+        code.save(update_fields=["definition", "example"])
+        _code_history(code, CodeChange.Action.EDITED, by)
+    return code
 
 
-def final_codes_from_agreement(*, study: Study, by: Any) -> int:
-    """Make the coders' code the final code of every unresolved answer that all assigned
-    coders coded alike; returns how many answers were resolved."""
-    coders = set(CoderAssignment.objects.filter(study=study).values_list("coder_id", flat=True))
-    if len(coders) < 2:
-        raise CodingRefused("agreed codes need at least two assigned coders")
-    resolved = set(FinalCode.objects.filter(study=study).values_list("evaluation_id", "field"))
-    given: dict[tuple[int, str], dict[int, frozenset[int]]] = {}
-    for coding in Coding.objects.filter(study=study).prefetch_related("codes"):
-        key = (coding.evaluation_id, coding.field)
-        given.setdefault(key, {})[coding.coder_id] = frozenset(c.pk for c in coding.codes.all())
+def code_delete(*, study: Study, name: str, by: Any) -> int:
+    """Take a code out of the codebook, and out of every coding and final code that has it
+    (each such change a history row, so what was given stays on record); returns how many
+    codings and final codes lost it."""
+    code = _code(study, name)
     n = 0
     with transaction.atomic():
-        for (ev_id, field), by_coder in given.items():
-            if (ev_id, field) in resolved or set(by_coder) != coders:
-                continue
-            if len(set(by_coder.values())) == 1:
-                final = FinalCode.objects.create(study=study, evaluation_id=ev_id, field=field,
-                                                 decided_by=by, decided_at=timezone.now(),
-                                                 note="agreed by all coders")  # fmt: skip
-                final.codes.set(next(iter(by_coder.values())))
-                n += 1
+        for coding in code.codings.select_related("evaluation").prefetch_related("codes"):
+            left = sorted(c.name for c in coding.codes.all() if c.pk != code.pk)
+            CodingChange.objects.create(study=study, unit=unit_of(coding), coder=coding.coder,
+                                        action=CodingChange.Action.CODE_DELETED,
+                                        codes=";".join(left))  # fmt: skip
+            n += 1
+        now = timezone.now()
+        for final in code.final_codes.select_related("evaluation").prefetch_related("codes"):
+            left = sorted(c.name for c in final.codes.all() if c.pk != code.pk)
+            FinalCodeChange.objects.create(
+                study=study, unit=unit_of(final), codes=";".join(left), decided_by=by,
+                decided_at=now, note=f"code {code.name!r} deleted from the codebook",
+            )  # fmt: skip
+            n += 1
+        _code_history(code, CodeChange.Action.DELETED, by)
+        code.delete()
     return n
+
+
+def settings_save(
+    *, study: Study, blind: bool, show_plan: bool, fields: list[str], by: Any
+) -> CodingSettings:
+    """The study's coding settings; `fields` must be free-text fields of the study."""
+    known = [f.name for f in all_fields(study)]
+    unknown = [f for f in fields if f not in known]
+    if unknown:
+        raise CodingRefused(
+            f"settings not changed: unknown coding field {unknown[0]!r}; the free-text fields "
+            f"of study {study.slug} are {', '.join(known)}"
+        )
+    with transaction.atomic():
+        row, _ = CodingSettings.objects.update_or_create(
+            study=study,
+            defaults={
+                "blind": blind,
+                "show_plan": show_plan,
+                "fields": list(fields),
+                "changed_by": by,
+            },  # fmt: skip
+        )
+    return row
+
+
+def settings_of(study: Study) -> CodingSettings:
+    """The study's settings (the defaults, unsaved, when it has none)."""
+    return CodingSettings.objects.filter(study=study).first() or CodingSettings(study=study)

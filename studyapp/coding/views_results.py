@@ -3,7 +3,8 @@ final codes, exemplar quotes for a paper, and (a suggestion only) answers groupe
 use. The figures, quotes and groups are `analysis.coding`'s; these pages only show them.
 
 A coder still blind (some coder unfinished) gets none of these pages' codes: agreement and
-resolution wait until every coder has finished; quotes by code need the final codes.
+resolution wait until every coder has finished; quotes (which show the strategy) wait too
+in a study coded blind, and quotes by code need the final codes.
 """
 
 from __future__ import annotations
@@ -19,12 +20,17 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
 from analysis.coding import CodingError, quotes_table, suggest_groups, write_quotes
-from studyapp.coding import browse, services
+from studyapp.coding import answer_services, browse, services
 from studyapp.coding.forms import CodingForm, QuotesForm, SuggestForm
-from studyapp.coding.models import Code
+from studyapp.coding.models import Code, FinalCodeChange
 from studyapp.coding.page import form_error, render, study_for
-from studyapp.coding.selectors import final_codes_frame, is_blind, study_agreement
-from studyapp.coding.units import WHY_FIELDS, answers_of, evaluations_of
+from studyapp.coding.selectors import (
+    final_codes_frame,
+    hides_recourse,
+    is_blind,
+    study_agreement,
+)
+from studyapp.coding.units import rating_field
 from studyapp.export import evaluations_frame
 
 BLIND = "every assigned coder must finish first: until then a coder sees only their own codes"
@@ -65,26 +71,32 @@ def resolve(request: HttpRequest, slug: str) -> HttpResponse:
     if request.method == "POST":
         try:
             if request.POST.get("action") == "agreed":
-                services.final_codes_from_agreement(study=study, by=request.user)
+                answer_services.final_codes_from_agreement(study=study, by=request.user)
             else:
                 form = CodingForm(study, request.POST)
                 if not form.is_valid():
                     raise services.CodingRefused(f"not resolved: {form_error(form)}")
-                services.final_code_save(
-                    study=study, by=request.user, evaluation_id=form.cleaned_data["evaluation"],
-                    field=form.cleaned_data["field"], code_names=form.cleaned_data["codes"],
-                    note=form.cleaned_data["note"],
-                )  # fmt: skip
+                d = form.cleaned_data
+                unit = d["unit"] or answer_services.unit_for(study, d["evaluation"], d["field"])
+                answer_services.final_code_save(study=study, by=request.user, unit=unit,
+                                                code_names=d["codes"], note=d["note"])  # fmt: skip
             return HttpResponseRedirect(request.get_full_path())
         except services.CodingRefused as exc:
             error, status = str(exc), 400
     show = request.GET.get("show", "disagreements")
     if show not in ("disagreements", "unresolved", "all"):
         show, error, status = "disagreements", f"unknown list {show!r}", 400
-    rows = [r for r in browse.rows(study, request.user, {"show": show if show != "all" else ""})
-            if r.others or r.mine is not None]  # fmt: skip
+    data = {"show": {"all": "coded", "unresolved": "unresolved_coded"}.get(show, show)}
+    page = browse.page_of(study, request.user, data, request.GET.get("page"), 50)
+    decisions: dict[str, list[FinalCodeChange]] = {}
+    units = [r.answer.unit for r in page.object_list]
+    for d in FinalCodeChange.objects.filter(study=study, unit__in=units).select_related(
+        "decided_by"):  # fmt: skip
+        decisions.setdefault(d.unit, []).append(d)
+    rows = [(r, decisions.get(r.answer.unit, [])) for r in page.object_list]
     return render(request, study, "coding/resolve.html", f"Resolve: {study.slug}",
-                  {"rows": rows, "show": show, "codes": Code.objects.filter(study=study)},
+                  {"rows": rows, "page": page, "show": show,
+                   "codes": Code.objects.filter(study=study)},
                   error=error, status=status)  # fmt: skip
 
 
@@ -102,6 +114,8 @@ def quotes(request: HttpRequest, slug: str) -> HttpResponse:
         error = form_error(form)
     elif form.cleaned_data["codes"] and is_blind(request.user, study):
         error = "quotes by code need the final codes: " + BLIND
+    elif hides_recourse(request.user, study):
+        error = "quotes show the strategy, hidden from coders in this study: " + BLIND
     if error:
         return render(request, study, "coding/quotes.html", "Exemplar quotes", context,
                       error=error, status=400)  # fmt: skip
@@ -132,7 +146,7 @@ def quotes(request: HttpRequest, slug: str) -> HttpResponse:
 @require_GET
 def suggest(request: HttpRequest, slug: str) -> HttpResponse:
     study = study_for(request, slug, "view_coding")
-    form = SuggestForm(request.GET or None)
+    form = SuggestForm(study, request.GET or None)
     context: dict[str, object] = {"form": form}
     if not form.is_bound:
         return render(request, study, "coding/suggest.html", "Suggested groups", context)
@@ -140,14 +154,16 @@ def suggest(request: HttpRequest, slug: str) -> HttpResponse:
         return render(request, study, "coding/suggest.html", "Suggested groups", context,
                       error=form_error(form), status=400)  # fmt: skip
     field = form.cleaned_data["field"]
-    answers = {a.unit: a.text for a in answers_of(evaluations_of(study), [field])}
+    everything = browse.units(study, request.user, {"field": field})
+    answers = {a.unit: a.text for a in everything[0 : everything.count()]}
     try:
-        groups = suggest_groups(pd.Series(answers, dtype=str), k=form.cleaned_data["k"])
+        groups = suggest_groups(pd.Series(answers, dtype=str), k=form.cleaned_data["k"],
+                                language=study.language)  # fmt: skip
     except ValueError as exc:
         return render(request, study, "coding/suggest.html", "Suggested groups", context,
                       error=str(exc), status=400)  # fmt: skip
     groups = groups.assign(answer=groups["unit"].map(answers)).sort_values(
         ["suggested_group", "unit"]
     )
-    context.update(groups=groups.to_dict("records"), field=field, rating=WHY_FIELDS[field])
+    context.update(groups=groups.to_dict("records"), field=field, rating=rating_field(field))
     return render(request, study, "coding/suggest.html", "Suggested groups", context)

@@ -19,6 +19,7 @@ from analysis import contract as c
 from analysis.csv_safety import neutralise
 from studyapp.export.codebook import codebook_for
 from studyapp.export.tables import Tables
+from studyapp.export.wide import WIDE, wide_codebook, wide_frame
 from studyapp.models import Study
 from studyapp.retention.export_files import export_register
 
@@ -69,6 +70,8 @@ def export_study(
         c.PAGE_VISITS: tables.page_visit_frame(list(tables.page_visit_rows())),
     }
     codebook = codebook_for(tables)
+    frames[WIDE] = wide_frame(frames[c.PARTICIPANTS], frames[c.EVALUATIONS])  # docs/export.md
+    codebook = pd.concat([codebook, wide_codebook(codebook, frames[WIDE])], ignore_index=True)
     out.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=".export-", dir=out))
     try:

@@ -28,6 +28,7 @@ from analysis.csv_safety import neutralise
 from studyapp.export.codebook import codebook_for
 from studyapp.export.files import arrow_schema, arrow_table, schema_json
 from studyapp.export.tables import Tables
+from studyapp.export.wide import WIDE, wide_from_copies
 from studyapp.models import Study
 
 logger = logging.getLogger(__name__)
@@ -188,8 +189,16 @@ def _zip_pieces(tables: Tables, *, parquet: bool, with_r: bool, chunk_size: int)
                     if parquet
                     else None
                 )
-                copy = Path(tmp.name) / f"{name}.csv" if with_r else None
+                copy = Path(tmp.name) / f"{name}.csv"  # for the wide table and the R hand-off
                 yield from _table_member(zf, sink, name, *sources[name], target, chunk_size, copy)
+            wide, wide_rows = wide_from_copies(Path(tmp.name), codebook)  # docs/export.md
+            codebook = pd.concat([codebook, wide_rows], ignore_index=True)
+            zf.writestr(_member(f"{WIDE}.csv"), neutralise(wide).to_csv(index=False))
+            if parquet:
+                import pyarrow.parquet as pq
+
+                schema = arrow_schema(codebook, f"{WIDE}.csv")
+                pq.write_table(arrow_table(wide, schema), Path(tmp.name) / f"{WIDE}.parquet")
             zf.writestr(_member(c.CODEBOOK), neutralise(codebook).to_csv(index=False))
             if with_r:
                 neutralise(codebook).to_csv(Path(tmp.name) / c.CODEBOOK, index=False)
@@ -198,7 +207,7 @@ def _zip_pieces(tables: Tables, *, parquet: bool, with_r: bool, chunk_size: int)
             zf.writestr(_member(c.SCHEMA), schema_json(tables.study))
             yield sink.drain()
             if parquet:
-                for name in names:
+                for name in (*names, WIDE):
                     path = Path(tmp.name) / f"{name}.parquet"
                     yield from _copy_member(zf, sink, path, stored=True)
             if with_r:

@@ -1,8 +1,10 @@
-"""Issue 17 (qualitative coding) in headless Debian Chromium against gunicorn on the embedded
-default: a researcher writes the codebook (a duplicate code refused) and assigns two coders;
-each codes the answers blind to the other, then finishes; the agreement page then shows the
-figures `python -m analysis coding agreement` computes from the export's codings.csv, and
-those figures are the hand-computed ones of tests/studyapp/coding/coding_plan.py.
+"""Issues 17 and 31 (qualitative coding) in headless Debian Chromium against gunicorn on the
+embedded default: a researcher writes the codebook (a duplicate code refused), chooses the
+study's own text question on the plan page as the field to code, and assigns two coders;
+each codes its answers blind (neither the other's codes nor the method shown), one edits a
+coding (its history shown), then both finish; the method then appears, and the agreement
+page shows the figures `python -m analysis coding agreement` computes from the export's
+codings.csv, which are the hand-computed ones of tests/studyapp/coding/coding_plan.py.
 """
 
 from __future__ import annotations
@@ -26,17 +28,22 @@ from tests.studyapp.coding import coding_plan as plan
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 PASSWORD = "a-long-password-1"
+METHOD = "method_marker_xyz"  # a method name found nowhere else on the page
 SETUP = f"""
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
-from studyapp.models import Evaluation, Study
+from studyapp.models import Evaluation, Recourse, Study
 from tests.studyapp.coding.conftest import ANSWERS
 from tests.studyapp.console.factory import populate
 s = Study.objects.get(slug='carloan')
+s.questions = [{{"key": "more", "page": "evaluation", "type": "text",
+                "text": {{"en": "Anything else about this plan?"}}, "required": False}}]
+s.save(update_fields=['questions'])
 populate(s, 3, k=4, panel=False)
+Recourse.objects.filter(participant__study=s).update(method='{METHOD}')
 for ev, text in zip(Evaluation.objects.filter(participant__study=s).order_by('pk'), ANSWERS):
-    ev.acceptance_why = text
-    ev.save(update_fields=['acceptance_why'])
+    ev.answers = {{'more': text}}
+    ev.save(update_fields=['answers'])
 U = get_user_model()
 U.objects.create_superuser('pi', '', '{PASSWORD}')
 perms = Permission.objects.filter(content_type__app_label='studyapp_coding',
@@ -84,16 +91,21 @@ class Console(Page):
         return self.d.page_source
 
 
-def code_answers(console: Console, codes: list[list[str]], units: list[str]) -> None:
+def code_answers(
+    console: Console, codes: list[list[str]], units: list[str], form: str = "code"
+) -> None:
+    """Tick each answer's codes in its `form` (code: a first coding; edit: a change) and
+    submit; the answers page comes back with the row coded as ticked."""
     for unit, given in zip(units, codes, strict=True):
         row = console.css(f'tr[data-unit="{unit}"]')
-        for name in given:
-            row.find_element("css selector", f'input[name="codes"][value="{name}"]').click()
-        # the form posts and the answers page comes back with this row coded
-        console.click_to(row.find_element("css selector", "button.code-submit"),
+        for box in row.find_elements("css selector", f'form.{form}-form input[name="codes"]'):
+            if box.is_selected() != (box.get_attribute("value") in given):
+                box.click()
+        console.click_to(row.find_element("css selector", f"button.{form}-submit"),
                          f'tr[data-unit="{unit}"]')  # fmt: skip
-        console.until(lambda d, u=unit: "mine:" in d.find_element(
-            "css selector", f'tr[data-unit="{u}"]').text)  # fmt: skip
+        mine = "mine: " + (", ".join(given) or "(no code applies)")
+        console.until(lambda d, u=unit, m=mine: m in d.find_element(
+            "css selector", f'tr[data-unit="{u}"] .my-codes').text)  # fmt: skip
 
 
 def test_two_coders_agreement_equals_the_export_in_chromium(driver, tmp_path: Path) -> None:  # noqa: ANN001
@@ -121,17 +133,34 @@ def test_two_coders_agreement_equals_the_export_in_chromium(driver, tmp_path: Pa
 
             Select(c.css("#id_coder")).select_by_visible_text(coder)
             c.click_to("#assign", "#coders")
-        # each coder codes the first ten answers, blind to the other
-        answers = base + "answers/?field=acceptance_why"
+        # only the study's own text question on the plan page is coded
+        c.css('input[name="coded_fields"][value="q_more"]').click()
+        c.click_to("#save-settings", "#codebook")
+        assert c.css('input[name="coded_fields"][value="q_more"]').is_selected()
+        # each coder codes the first ten answers, blind to the other and to the method
+        answers = base + "answers/"
         for coder, codes, other in (("coder_a", plan.A, "coder_b"), ("coder_b", plan.B, "coder_a")):
             c.login(coder, answers, ".answer-row")
             units = re.findall(r'class="answer-row" data-unit="([^"]+)"', c.page())
-            code_answers(c, codes, units[: plan.N_UNITS])
+            assert len(units) == 12 and all(u.endswith(":q_more") for u in units)
+            assert METHOD not in c.page() and c.css("#blind-recourse").is_displayed()
+            if coder == "coder_a":  # a first codes answer 0 otherwise, then edits it
+                code_answers(c, [["effort"]], units[:1])
+                code_answers(c, codes[:1], units[:1], form="edit")
+                history = c.css(f'tr[data-unit="{units[0]}"] details.history')
+                history.click()
+                changes = [e.text for e in history.find_elements("css selector", "li.change")]
+                assert len(changes) == 2 and changes[0].endswith("coded: effort")
+                assert changes[1].endswith("edited: cost;effort"), changes
+                code_answers(c, codes[1:], units[1 : plan.N_UNITS])
+            else:
+                code_answers(c, codes, units[: plan.N_UNITS])
             assert f"{other}:" not in c.page()  # blind (b: a's codes exist but are hidden)
             c.go(url + base, "#finish")
             c.click_to("#finish", "#codebook")
         c.go(url + answers, ".answer-row")
         assert "coder_a:" in c.page()  # b, both finished: a's codes now shown
+        assert METHOD in c.page()  # and the method
         # the agreement page
         c.login("pi", base + "agreement/", "#alpha")
         shown_alpha = {

@@ -197,7 +197,7 @@ def _csv(zf: zipfile.ZipFile, name: str) -> list[dict[str, str]]:
 
 def test_export_zip(crowd: Cast) -> None:
     zf = _zip(crowd.client("shared").get("/api/studies/loans/export/"))
-    tables = ("evaluations", "participants", "page_visits")
+    tables = ("evaluations", "participants", "page_visits", "participants_wide")
     assert set(zf.namelist()) == {
         "codebook.csv",
         "schema.json",

@@ -80,13 +80,12 @@ def test_unknown_code_is_refused(coded_study: Study, people: dict[str, Any]) -> 
                {"evaluation": ev.pk, "field": "acceptance_why", "codes": ["greed"]})  # fmt: skip
     _refused(r, "codes:", "greed")
     # the service refuses it too, whatever the form lets through
-    from studyapp.coding import services
+    from studyapp.coding import answer_services
 
     try:
-        services.coding_save(study=coded_study, coder=people["a"], evaluation_id=ev.pk,
-                             field="acceptance_why", code_names=["greed"])  # fmt: skip
+        answer_services.coding_save(study=coded_study, coder=people["a"], unit=f"{ev.recourse_id}:acceptance_why", code_names=["greed"])  # fmt: skip
         raise AssertionError("an unknown code was accepted")
-    except services.CodingRefused as exc:
+    except answer_services.CodingRefused as exc:
         assert "'greed' is not in this study's codebook" in str(exc)
     assert _counts() == before
 
@@ -109,7 +108,10 @@ def test_other_bad_codings(coded_study: Study, people: dict[str, Any]) -> None:
     url = _url(coded_study, "answers/")
     _refused(a.post(url, {"evaluation": ev.pk, "field": "action_why"}), "is empty")
     _refused(a.post(url, {"evaluation": 10**9, "field": "acceptance_why"}), "no evaluation")
-    _refused(a.post(url, {"evaluation": ev.pk, "field": "income"}), "field:")
+    _refused(
+        a.post(url, {"evaluation": ev.pk, "field": "income"}),
+        "unknown coding field &#x27;income&#x27;",
+    )
     _refused(a.get(url, {"rating_min": 6, "rating_max": 2}), "rating_min (6) is above")
     assert a.post(_url(coded_study), {"action": "finish"}).status_code == 302
     _refused(a.post(url, {"evaluation": ev.pk, "field": "acceptance_why"}), "has finished")

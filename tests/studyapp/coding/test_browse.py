@@ -27,7 +27,7 @@ def test_filters_and_the_recourse_beside_each_answer(
         ev.save(update_fields=["impossible", "action_why"])
     Participant.objects.filter(pk=evs[0].participant_id).update(condition="balanced")
     evs = evaluations(coded_study)
-    c = client_of(people["a"])
+    c = client_of(people["pi"])  # not a coder: sees and filters by the recourse
     url = f"/console/studies/{coded_study.slug}/coding/answers/"
 
     def unit(ev: Any, f: str = "acceptance_why") -> str:
@@ -66,6 +66,9 @@ def test_filters_and_the_recourse_beside_each_answer(
     label = next(it["label"] for it in schema["profile_items"] if it["key"] == first)
     assert f"{label}:" in row and "(impossible)" in row  # evs[0] has an impossible item
     assert c.get(url, {"strategy": "nonsense"}).status_code == 400
+    # a coder of a study coded blind (the default) is not offered the recourse filters
+    r = client_of(people["a"]).get(url, {"method": "pool_search"})
+    assert r.status_code == 400 and "the filter &#x27;method&#x27; is hidden" in r.content.decode()
 
 
 def test_a_saved_coding_returns_to_the_same_filtered_page(

@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from studyapp.coding import services
+from studyapp.coding import answer_services, services
 from studyapp.coding.models import FinalCode
 from studyapp.export import export_study
 from studyapp.models import Study
@@ -73,8 +73,7 @@ def resolved_study(coded_study: Study, people: dict[str, Any]) -> Study:
     for who in ("a", "b"):
         services.coder_finish(study=coded_study, coder=people[who])
     for i, ev in enumerate(evaluations(coded_study)):
-        services.final_code_save(study=coded_study, by=people["pi"], evaluation_id=ev.pk,
-                                 field="acceptance_why",
+        answer_services.final_code_save(study=coded_study, by=people["pi"], unit=f"{ev.recourse_id}:acceptance_why",
                                  code_names=["cost"] if i % 3 == 0 else [])  # fmt: skip
     return coded_study
 

@@ -9,7 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from studyapp.coding import services
+from studyapp.coding import answer_services
 from studyapp.coding.models import Code, Coding, FinalCode
 from studyapp.models import Study
 from tests.studyapp.coding.conftest import client_of, evaluations
@@ -18,8 +18,7 @@ from tests.studyapp.coding.conftest import client_of, evaluations
 def test_quotes_of_a_code_and_a_rating_band(coded_study: Study, people: dict[str, Any]) -> None:
     evs = evaluations(coded_study)
     for ev in evs[:4]:
-        services.final_code_save(study=coded_study, by=people["pi"], evaluation_id=ev.pk,
-                                 field="acceptance_why", code_names=["cost"])  # fmt: skip
+        answer_services.final_code_save(study=coded_study, by=people["pi"], unit=f"{ev.recourse_id}:acceptance_why", code_names=["cost"])  # fmt: skip
     pi = client_of(people["pi"])
     url = f"/console/studies/{coded_study.slug}/coding/quotes/"
     r = pi.get(url, {"codes": ["cost"], "format": "csv", "download": "1"})
