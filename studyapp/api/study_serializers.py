@@ -268,6 +268,7 @@ class StudySerializer(serializers.ModelSerializer):
             "kind",
             *RELEASE_SETTINGS,
             "retention",
+            "integrity_signals",
             "closed_at",
             "pool_rows",
             "pool_hash",

@@ -212,6 +212,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
                 {"fields": ["kind", *RELEASE_SETTINGS, "time_zone"]},
             ),
             ("Data protection (retention)", {"fields": ["retention"]}),
+            ("Integrity signals", {"fields": ["integrity_signals"]}),
         ]
 
     def get_readonly_fields(self, request: HttpRequest, obj: Study | None = None) -> Any:

@@ -108,7 +108,7 @@ class Retention(BaseModel):
     paradata: RetentionRule = _rule(
         "Paradata",
         "Page visits (entered, left, views, time-outs), seconds on each plan page, device "
-        "class and window size.",
+        "class and window size, the integrity signals (pastes, tab switches, typing times).",
     )
     panel_id: RetentionRule = _rule(
         "Panel id", "The panel id (e.g. PROLIFIC_PID) and the other panel parameters."

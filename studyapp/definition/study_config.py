@@ -43,6 +43,7 @@ from studyapp.definition import languages as language_rules
 from studyapp.definition.cell_rules import eligibility_checked, quota_cells_check
 from studyapp.definition.design_check_settings import DesignCheckThresholds
 from studyapp.definition.errors import ConfigError, config_problems
+from studyapp.definition.integrity_setting import IntegritySignals
 from studyapp.definition.logic import logic_checked
 from studyapp.definition.pages import PageMinimums, PageTimeouts
 from studyapp.definition.questions import QUESTION_PAGES, Question, unique_keys
@@ -417,6 +418,7 @@ class StudyConfig(_Strict):
         default_factory=Retention, description="How long each class of participants' data is "
         "kept after the participant's end or the study's close (none set: until deleted by hand)."
     )  # fmt: skip
+    integrity_signals: IntegritySignals = False
 
     @field_validator("questions")
     @classmethod

@@ -40,6 +40,8 @@ from django.utils.timezone import template_localtime
 from django.utils.translation import gettext, ngettext
 from markupsafe import Markup
 
+from studyapp.integrity import record as integrity_record
+
 
 def _finalize(value: Any) -> Any:
     """A ``{{ value }}`` as Django's templates print it (`render_value_in_context`)."""
@@ -92,6 +94,7 @@ def environment(**options: Any) -> jinja2.Environment:
         static=static,
         url=url,
         get_current_language=translation.get_language,
+        integrity_on=integrity_record.collects,
     )
     env.filters.update(linebreaks=linebreaks, date=date, django_escape=_finalize)
     return env

@@ -17,6 +17,7 @@ from django.utils.translation import gettext as _
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods
 
+from studyapp.integrity import record as integrity_record
 from studyapp.models import Participant, Study
 from studyapp.participation import (
     device,
@@ -155,6 +156,7 @@ def _participant_page(request: HttpRequest, participant: Participant) -> HttpRes
         if form is None:
             messages.warning(request, _("There is nothing to submit on this page."))
             return redirect("participant", code=code)
+        integrity_record.record_post(page, request.POST, form.fields)  # never stops the answers
         if not form.is_valid():
             context = {"page": page, "form": form, "participant": participant, **page.context()}
             context["step"] = flow.progress(page)

@@ -16,7 +16,15 @@ from typing import Any
 from django.db.models import Model, QuerySet
 
 from studyapp.definition.question_types import QUESTION_TYPES
-from studyapp.models import Evaluation, PageVisit, Participant, Profile, Recourse, Study
+from studyapp.models import (
+    Evaluation,
+    IntegrityRecord,
+    PageVisit,
+    Participant,
+    Profile,
+    Recourse,
+    Study,
+)
 
 #: participants per statement
 CHUNK = 500
@@ -170,12 +178,14 @@ def _text_erase(study: Study, ids: Sequence[int], keep_panel_id: bool) -> Detail
 
 def _paradata_holding(study: Study, ids: Sequence[int]) -> set[int]:
     out = _holding(PageVisit.objects.all(), ids) | _holding(_TIMED, ids)
+    out |= _holding(IntegrityRecord.objects.all(), ids)  # the integrity signals
     return out | set(_changed(Participant, ids, DEVICE_FIELDS, "pk"))
 
 
 def _paradata_erase(study: Study, ids: Sequence[int], keep_panel_id: bool) -> Detail:
     return {
         **_delete(PageVisit.objects.all(), ids),
+        **_delete(IntegrityRecord.objects.all(), ids),
         "Evaluation.seconds_on_page": _update(_TIMED, ids, seconds_on_page=None),
         "Participant.device_class, viewport_width, viewport_height": _blank(
             Participant, ids, DEVICE_FIELDS, "pk"

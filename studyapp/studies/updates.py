@@ -56,6 +56,7 @@ DRAFT_ONLY = (
     "page_min_seconds",
     "approved_branch",
     "kind",
+    "integrity_signals",
 )
 #: settings a researcher may change at any time (a title, the panel's codes and redirects,
 #: quotas: a top-up only turns fewer people away; the release schedule, which those still
@@ -159,6 +160,7 @@ def study_config(study: Study) -> dict[str, Any]:
         **{name: getattr(study, name) for name in RELEASE_SETTINGS},
         "time_zone": study.time_zone,
         "retention": study.retention or {},
+        "integrity_signals": study.integrity_signals,
     }
 
 

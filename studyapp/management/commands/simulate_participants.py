@@ -20,6 +20,7 @@ from studyapp.config.celery_app import app as celery_app
 from studyapp.management.base import StudyCommand
 from studyapp.models import Study
 from studyapp.simulation.bots import Bot, BotError, HttpClient
+from studyapp.simulation.integrity_bots import BOT_KINDS
 
 
 class Command(StudyCommand):
@@ -47,6 +48,13 @@ class Command(StudyCommand):
             "so that the study ends for them (0..1; the others answer so that it goes on)",
         )
         parser.add_argument("--timeout", type=float, default=120.0, help="seconds to wait per bot")
+        parser.add_argument(
+            "--kind",
+            choices=sorted(BOT_KINDS),
+            default="",
+            help="integrity bots of one kind, each taking its own (real) time per page and "
+            "sending the integrity script's signals: human_paced, speeder or paster",
+        )
         parser.add_argument(
             "--eager", action="store_true", help="run recourse tasks in this process (no worker)"
         )
@@ -129,6 +137,9 @@ class Command(StudyCommand):
             or opts["report"]
             or opts["retry_errors"]
         ):
+            if opts["kind"]:
+                self.fail("--kind walks participants one after another: leave out --concurrency, "
+                          "--think, --verify, --report and --retry-errors")  # fmt: skip
             self._load(study, opts)
             return
         if "testserver" not in settings.ALLOWED_HOSTS:  # the bots' client host name
@@ -149,7 +160,7 @@ class Command(StudyCommand):
         # a progress bar on a terminal only, none with --no-progress
         bars = self.bars(opts)
         for i in tqdm(range(n), desc="participants", unit="p", disable=bars, file=sys.stderr):
-            bot = Bot(
+            bot = BOT_KINDS.get(opts["kind"], Bot)(
                 study,
                 seed=opts["seed"] * 100_003 + i,
                 eligible=i >= n_ineligible,
