@@ -21,6 +21,7 @@ from drf_spectacular.generators import SchemaGenerator
 
 from studyapp.models import Participant, Study, Withdrawal
 from tests.studyapp.api.conftest import PASSWORD, PERM_SETS, ROLES, Cast, pool_csv
+from tests.studyapp.api.study_file_rows import study_file_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -148,6 +149,7 @@ ROWS = [
         content_type="text/x-gettext-translation",
         needs="change",
     ),
+    *study_file_rows(Row, expect, SEEN),
 ]
 
 
