@@ -50,3 +50,10 @@ def _limit_native_threads(**_: object) -> None:
     threadpool_limits(limits=n)
     if "torch" in sys.modules:
         sys.modules["torch"].set_num_threads(n)
+
+
+@worker_init.connect
+@worker_process_init.connect
+def _task_metrics(**_: object) -> None:
+    """Task run times, failures and recourse latencies for `/metrics` (studyapp/metrics)."""
+    import studyapp.metrics.celery_signals  # noqa: F401 - connects the signal handlers

@@ -19,6 +19,8 @@ from pathlib import Path
 
 import dj_database_url
 
+from studyapp.config import celery_queues
+
 BASE_DIR = Path(__file__).resolve().parents[2]
 #: where a site keeps its own files (var/, templates/): the checkout, or for an installed
 #: package the folder it runs in, never site-packages, which the next upgrade replaces
@@ -75,12 +77,15 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    # first: its time covers every other middleware (request latency by page, /metrics)
+    "studyapp.metrics.middleware.RequestLatencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "studyapp.prereg.history.ActorMiddleware",  # who made a study's change (its versions)
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
@@ -254,6 +259,12 @@ if not CELERY_BROKER_URL:
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # A queue name of its own lets tests and deployments share one Redis without crosstalk.
 CELERY_TASK_DEFAULT_QUEUE = os.environ.get("STUDYAPP_QUEUE", "celery")
+# One queue per kind of work (studyapp/config/celery_queues.py, docs/operations.md); each
+# name can be set: "STUDYAPP_QUEUE_RECOURSE", "STUDYAPP_QUEUE_FITS", "STUDYAPP_QUEUE_MAIL",
+# "STUDYAPP_QUEUE_EXPORTS".
+STUDYAPP_QUEUES = celery_queues.queue_names(os.environ.get("STUDYAPP_QUEUE", ""))
+CELERY_TASK_QUEUES = celery_queues.task_queues(STUDYAPP_QUEUES, CELERY_TASK_DEFAULT_QUEUE)
+CELERY_TASK_ROUTES = celery_queues.task_routes(STUDYAPP_QUEUES)
 CELERY_TASK_IGNORE_RESULT = True  # progress and results live in the database
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
@@ -286,6 +297,9 @@ DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "studies@localhost")
 STUDY_EMAIL_FROM = os.environ.get("STUDY_EMAIL_FROM", DEFAULT_FROM_EMAIL)
 # Retention (docs/data-protection.md): how often beat deletes what studies' rules make due.
 STUDYAPP_RETENTION_EVERY_S = float(os.environ.get("STUDYAPP_RETENTION_EVERY_S", "86400"))
+# Prolific (docs/prolific.md): the Fernet key that encrypts the studies' API tokens (none set:
+# connecting a study is refused, saying so); `cryptography.fernet.Fernet.generate_key()`.
+STUDYAPP_PANEL_KEY = os.environ.get("STUDYAPP_PANEL_KEY", "")
 CELERY_BEAT_SCHEDULE = {
     "sweep-waiting": {"task": "studyapp.tasks.sweep_waiting", "schedule": STUDYAPP_SWEEP_EVERY_S},
     # delayed release (studyapp/participation/release.py): release, remind, expire
@@ -299,8 +313,10 @@ CELERY_BEAT_SCHEDULE = {
 CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
 CELERY_BEAT_SCHEDULE_FILENAME = str(VAR_DIR / "celerybeat-schedule")
 if CELERY_BROKER_URL.startswith("redis"):
-    # acks_late: an unacknowledged task is re-delivered after this many seconds.
-    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * CELERY_TASK_TIME_LIMIT}
+    # acks_late: an unacknowledged task is re-delivered after this many seconds, so longer
+    # than the longest task (a method fit's own limit, 3600 s) or a running fit is started
+    # twice; a lost recourse task does not wait for it, the sweeper queues it again.
+    CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": 2 * max(CELERY_TASK_TIME_LIMIT, 3600)}
 
 LOGGING = {
     "version": 1,

@@ -1,6 +1,7 @@
 from django.contrib import admin
 from django.urls import include, path
 
+from studyapp.metrics import views as metrics_views
 from studyapp.participation import views
 
 urlpatterns = [
@@ -12,4 +13,5 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("console/", include("studyapp.console.urls")),
     path("api/", include("studyapp.api.urls")),
+    path("metrics", metrics_views.metrics, name="metrics"),  # docs/operations.md
 ]

@@ -29,7 +29,9 @@ def free_port() -> int:
 
 
 def embedded_env(var_dir: Path) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("DATABASE_URL", "CELERY_BROKER_URL")}
+    # the metrics' sample files go to the stack's own var folder (not the test process's)
+    dropped = ("DATABASE_URL", "CELERY_BROKER_URL", "STUDYAPP_METRICS_DIR")
+    env = {k: v for k, v in os.environ.items() if k not in dropped}
     env.update(STUDYAPP_VAR_DIR=str(var_dir), DJANGO_SETTINGS_MODULE="studyapp.config.settings")
     return env
 

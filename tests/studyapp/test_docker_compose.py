@@ -15,6 +15,15 @@ import pytest
 import yaml
 
 ROOT = Path(__file__).resolve().parents[2]
+#: the Celery worker services: one per kind of work (docs/operations.md)
+WORKERS = ("worker", "worker-recourse", "worker-fits")
+#: the modules that read the environment the app services set
+SETTINGS_SOURCES = (
+    ROOT / "studyapp" / "config" / "settings.py",
+    ROOT / "studyapp" / "config" / "celery_queues.py",
+    ROOT / "studyapp" / "metrics" / "__init__.py",
+    ROOT / "studyapp" / "metrics" / "views.py",
+)
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +38,8 @@ def _cmd(service: dict[str, Any]) -> str:
 
 def test_services_and_healthchecks(compose: dict[str, Any]) -> None:
     services = compose["services"]
-    assert {"db", "redis", "web", "worker"} <= set(services)
-    for name in ("db", "redis", "web", "worker"):
+    assert {"db", "redis", "web", *WORKERS} <= set(services)
+    for name in ("db", "redis", "web", *WORKERS):
         assert services[name]["healthcheck"]["test"], name
     assert services["db"]["image"].startswith("postgres:")
     assert services["redis"]["image"].startswith("redis:")
@@ -38,7 +47,8 @@ def test_services_and_healthchecks(compose: dict[str, Any]) -> None:
     # processes and threads sized for the host, not a fixed count
     assert "-c python:studyapp.config.gunicorn" in _cmd(services["web"])
     assert "--workers" not in _cmd(services["web"])
-    assert re.search(r"celery -A studyapp worker", _cmd(services["worker"]))
+    for name in WORKERS:
+        assert re.search(r"celery -A studyapp worker", _cmd(services[name])), name
 
 
 def test_database_volume(compose: dict[str, Any]) -> None:
@@ -48,8 +58,8 @@ def test_database_volume(compose: dict[str, Any]) -> None:
 
 
 def test_app_environment_matches_settings(compose: dict[str, Any]) -> None:
-    settings_src = (ROOT / "studyapp" / "config" / "settings.py").read_text()
-    for name in ("web", "worker"):
+    settings_src = "\n".join(p.read_text() for p in SETTINGS_SOURCES)
+    for name in ("web", *WORKERS):
         env = compose["services"][name]["environment"]
         assert env["DATABASE_URL"].startswith("postgres://") and "@db:5432/" in env["DATABASE_URL"]
         assert env["CELERY_BROKER_URL"].startswith("redis://redis:6379")
@@ -61,7 +71,7 @@ def test_start_order(compose: dict[str, Any]) -> None:
     s = compose["services"]
     for dep in ("db", "redis"):
         assert s["setup"]["depends_on"][dep]["condition"] == "service_healthy"
-    for name in ("web", "worker"):
+    for name in ("web", *WORKERS):
         assert s[name]["depends_on"]["setup"]["condition"] == "service_completed_successfully"
     setup = _cmd(s["setup"])
     assert "migrate" in setup and "create_demo_study" in setup
@@ -149,3 +159,54 @@ def test_embedded_default_stays_plain_http(tmp_path: Path) -> None:
     result = _run_with({}, tmp_path, "-c", code)
     assert result.returncode == 0, result.stderr
     assert result.stdout.split() == ["False", "0", "False", "False", "None"]
+
+
+QUEUES_PROBE = """
+import json
+import django
+django.setup()
+from django.conf import settings
+from studyapp.config.celery_app import app
+route = lambda task: app.amqp.router.route({}, task)["queue"].name
+print(json.dumps({
+    "all": [q.name for q in app.amqp.queues.values()],
+    "recourse": route("studyapp.tasks.generate_recourses"),
+    "fits": [route("studyapp.tasks.fit_balanced_methods"), route("studyapp.tasks.run_design_check")],
+    "beat": sorted({route(e["task"]) for e in settings.CELERY_BEAT_SCHEDULE.values()}),
+    "prefetch": app.conf.worker_prefetch_multiplier,
+}))
+"""
+
+
+def _consumed(compose: dict[str, Any], service: str) -> set[str]:
+    """The queues a worker service's -Q names, its ${VAR:-default}s resolved as compose
+    resolves them when the shell sets nothing."""
+    cmd = re.sub(r"\$\{(\w+):-([^}]*)\}", lambda m: m.group(2), _cmd(compose["services"][service]))
+    match = re.search(r"-Q (\S+)", cmd)
+    assert match, f"{service}: no -Q, so it would consume every queue"
+    return set(match.group(1).split(","))
+
+
+def test_worker_services_consume_the_settings_queues(
+    compose: dict[str, Any], tmp_path: Path
+) -> None:
+    """Every queue the settings route to is consumed by a worker service; participants'
+    recourses have a worker of their own; the one service with beat consumes the queues of
+    the schedule's tasks."""
+    import json
+
+    env = {**_compose_env(compose, "worker"), "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}
+    result = _run_with(env, tmp_path, "-c", QUEUES_PROBE)
+    assert result.returncode == 0, result.stderr
+    q = json.loads(result.stdout.strip().splitlines()[-1])
+    consumed = {name: _consumed(compose, name) for name in WORKERS}
+    assert set().union(*consumed.values()) == set(q["all"])
+    assert consumed["worker-recourse"] == {q["recourse"]}
+    assert (
+        set(q["fits"]) == consumed["worker-fits"] and q["recourse"] not in consumed["worker-fits"]
+    )
+    beat = [name for name in WORKERS if "--beat" in _cmd(compose["services"][name])]
+    assert len(beat) == 1 and set(q["beat"]) <= consumed[beat[0]]
+    assert q["prefetch"] == 1
+    for name in WORKERS:  # each pool sized on its own
+        assert re.search(r"--concurrency \$\{\w+:-\d+\}", _cmd(compose["services"][name])), name
