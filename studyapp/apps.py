@@ -15,3 +15,12 @@ class StudyappConfig(AppConfig):
         from studyapp.retention.receipts import receipt_tables
 
         register(receipt_tables)
+
+        # the integrity signals' files join it too (`studyapp.integrity.export`)
+        from studyapp.integrity.export import integrity_tables
+
+        register(integrity_tables)
+        # every change to a study's definition is kept as a version (`studyapp.prereg`)
+        from studyapp.prereg.signals import connect
+
+        connect()

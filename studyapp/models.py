@@ -15,6 +15,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 
 from studyapp import text_placeholders
+from studyapp.integrity_models import StudyIntegrity
 from studyapp.model_fields import user_link
 from studyapp.release_models import ParticipantRelease, StudyKindAndRelease
 from studyapp.retention_models import StudyRetention
@@ -70,7 +71,7 @@ def default_outcome_codes() -> dict[str, dict[str, str]]:
     return {o: {"code": new_completion_code(), "redirect_url": ""} for o in CODED}
 
 
-class Study(Versioned, StudyKindAndRelease, StudyRetention, models.Model):
+class Study(Versioned, StudyKindAndRelease, StudyRetention, StudyIntegrity, models.Model):
     class State(models.TextChoices):
         DRAFT = "draft", "Draft"
         LIVE = "live", "Live"
@@ -569,4 +570,7 @@ class FittedMethod(models.Model):
 
 # a model of its own module, imported here so that `studyapp.models.DesignCheck` exists
 from studyapp.design_check_models import DesignCheck  # noqa: E402, F401
+from studyapp.integrity_models import IntegrityRecord  # noqa: E402, F401
+from studyapp.panel_models import PanelAction, PanelConnection  # noqa: E402, F401
 from studyapp.retention_models import DeletionReceipt, ExportRecord  # noqa: E402, F401
+from studyapp.version_models import StudyRegistration, StudyVersion  # noqa: E402, F401

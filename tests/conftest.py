@@ -17,10 +17,19 @@ is the suite's).
 
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
+import tempfile
 from typing import Any
 
 import pytest
+
+# each test process (every xdist worker imports this file again) writes /metrics' samples
+# (studyapp.metrics) to a folder of its own, set before anything imports that package: a
+# folder inherited from the controller would mix the other worker's counts into its own
+os.environ["STUDYAPP_METRICS_DIR"] = tempfile.mkdtemp(prefix="recourse-metrics-")
+atexit.register(shutil.rmtree, os.environ["STUDYAPP_METRICS_DIR"], True)
 
 #: the folders whose tests start servers, Celery workers or Chromium
 STACK_DIRS = ("tests/integration/", "tests/browser/")

@@ -14,6 +14,7 @@ from studyapp.api.data_views import (
     ParticipantViewSet,
 )
 from studyapp.api.design_check_views import DesignCheckView, FitsView
+from studyapp.api.study_file_urls import study_file_urls
 from studyapp.api.study_views import StudyViewSet
 from studyapp.api.translation_views import TranslationView
 
@@ -48,4 +49,5 @@ urlpatterns = [
     path(f"{STUDY}fits/", FitsView.as_view(), name="api-fits"),
     path(f"{STUDY}page-visits/", PageVisitView.as_view(), name="api-page-visits"),
     path(f"{STUDY}translations/<str:lang>/", TranslationView.as_view(), name="api-translation"),
+    *study_file_urls(STUDY),
 ]

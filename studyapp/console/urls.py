@@ -41,4 +41,6 @@ urlpatterns = [
         name="console-deletion-receipts",
     ),
     path("", include("studyapp.coding.urls")),  # the qualitative coding's pages
+    path("", include("studyapp.panel.urls")),  # the Prolific connection's page
+    path("", include("studyapp.console.study_file_urls")),  # study file, versions, registration
 ]

@@ -19,6 +19,7 @@ from django.views.decorators.http import require_GET
 
 from studyapp.console.charts import monitor_charts
 from studyapp.export import export_zip_stream
+from studyapp.integrity.monitor import integrity_monitor
 from studyapp.models import Participant, Study
 from studyapp.studies import access
 from studyapp.studies.monitor import study_monitor
@@ -61,7 +62,8 @@ def monitor_page(request: HttpRequest, slug: str) -> HttpResponse:
             "title": f"Monitor: {study.slug}",
             "study": study,
             "m": figures,
-            "charts": monitor_charts(figures),
+            "charts": monitor_charts(figures, study),
+            "integrity": integrity_monitor(study),
             "states": states,
             "conditions": list(figures["by_condition"].items()),
             "refresh_seconds": REFRESH_SECONDS,
