@@ -43,7 +43,7 @@ class CodeRule:
 
 
 _REVIEW = ({"action": "MANUALLY_REVIEW"},)
-_SCREEN = ({"action": "FIXED_SCREENOUT_PAYMENT"},)
+_SCREEN = ({"action": "FIXED_SCREEN_OUT_PAYMENT"},)
 
 
 def _ret(reason: str) -> tuple[dict[str, Any], ...]:

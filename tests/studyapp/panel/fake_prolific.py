@@ -146,7 +146,7 @@ class Fake:
             kind = action.get("action")
             if kind == "AUTOMATICALLY_APPROVE":
                 self._approve(sub)
-            elif kind == "FIXED_SCREENOUT_PAYMENT":
+            elif kind == "FIXED_SCREEN_OUT_PAYMENT":
                 sub["status"] = "SCREENED OUT"
             elif kind == "REQUEST_RETURN":
                 sub["return_requested"] = now()
