@@ -9,8 +9,9 @@ applies the study's fallback. This module holds what a study needs around a meth
 
 * its settings (`method_settings`): constructor parameters checked against the method's own
   fields, the protected group of a method fitted on two groups (a pool column or schema
-  item), the structural model of one that needs it; anything else is refused with a
-  message naming the method and reason;
+  item), the structural model of one that needs it, `robust: true` (a multi-wave study's
+  "robust plans": a counterfactual some model of the study's set rejects falls back);
+  anything else is refused with a message naming the method and reason;
 * what it needs of the study (`method_problem`): a decision model that judges a profile by
   its items alone (a generated profile has no income, so neither the income rule nor a
   model trained with income can judge it), and a differentiable one for a method that
@@ -60,6 +61,9 @@ class MethodSettings:
     params: dict[str, Any] = field(default_factory=dict)
     group: str | None = None
     scm: dict[str, dict[str, float]] | None = None
+    #: prefer counterfactuals every model of the study's set approves (multi-wave studies):
+    #: one that a model of the set rejects is replaced by the study's fallback
+    robust: bool = False
 
     def group_names(self) -> str | None:
         """The protected group's pool column or item (two joined by a comma: their
@@ -84,6 +88,8 @@ class MethodSettings:
             out["group"] = group
         if self.scm is not None:
             out["scm"] = self.scm
+        if self.robust:
+            out["robust"] = True
         return out
 
 
@@ -165,6 +171,9 @@ def method_settings(
     if raw is not None and not isinstance(raw, Mapping):
         raise _error(f"{name}: settings must be an object of parameter -> value")
     params = dict(raw or {})
+    robust = params.pop("robust", False)
+    if not isinstance(robust, bool):
+        raise _error(f"{name}: 'robust' must be true or false, not {robust!r}")
     group = params.pop("group", None) if needs.group_column else None
     if group is not None and (not isinstance(group, str) or not group.strip()):
         raise _error(f"{name}: 'group' must name a pool column or profile item")
@@ -182,7 +191,7 @@ def method_settings(
                     raise _error(f"{name}: {param} {key!r} is not a profile item")
     if needs.group_param and not params.get("group"):
         params["group"] = DEFAULT_GROUP  # a group-fair method needs one; the study's default
-    settings = MethodSettings(name, params, group, scm)
+    settings = MethodSettings(name, params, group, scm, robust)
     method = method_build(settings)
     check = getattr(method, "_check", None)
     if callable(check):

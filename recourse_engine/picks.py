@@ -82,6 +82,25 @@ def lowest_cost(req: PickRequest) -> list[int]:
     return req.lowest(req.cand.distance(req.part))
 
 
+def robust_lowest(req: PickRequest) -> list[int]:
+    """`robust@d`: the k lowest costs among the candidates approved by every model of the
+    study's set (`Candidates.robust`), topped up with the cheapest others when fewer are
+    robust (the strategy prefers robust plans; each pick records whether it is one). With
+    no set (a single-model study) every admissible candidate is robust."""
+    cost = req.cand.distance(req.part)
+    robust = req.cand.robust
+    if robust is None:
+        return req.lowest(cost)
+    out = req.lowest(cost, among=robust)
+    if len(out) < req.part.k:
+        others = req.available & ~robust
+        for pos in out:
+            others &= ~req.cand.same_profile(pos)
+        rest = PickRequest(req.cand, req.part, req.rng, others, req.picked)
+        out += rest.lowest(cost)[: req.part.k - len(out)]
+    return out
+
+
 def uniform(req: PickRequest) -> list[int]:
     """`random`: equal costs, so every available candidate ties and each pick is uniform."""
     return req.lowest(np.zeros(len(req.cand)))

@@ -78,6 +78,8 @@ class Pick:
     method_params: dict[str, Any] = field(default_factory=dict)
     fit_version: str = ""
     fallback: str = ""
+    #: approved by every model of the study's set (None: no set was given)
+    robust: bool | None = None
 
 
 @dataclass
@@ -119,6 +121,9 @@ class Candidates:
     sparsity: np.ndarray  # (m,) changed items
     proximity: np.ndarray  # (m,) sum of item costs
     pool: Pool
+    #: (m,) approved by every model of the study's set (`robust_models`); None: no set
+    robust: np.ndarray | None = None
+    robust_models: tuple[DecisionModel, ...] = ()
 
     def __len__(self) -> int:
         return len(self.rows)
@@ -266,16 +271,45 @@ class PoolIndex:
         seed: int | Sequence[int] | np.random.Generator | None = 0,
         generators: Mapping[str, Generator] | None = None,
         fallback: str = "nearest_pool",
+        robust_models: Sequence[DecisionModel] | None = None,
     ) -> Selection:
         """The design's picks for profile x; `generators` holds the method (by name) of each
-        generating part, `fallback` what is shown when it gives nothing usable."""
+        generating part, `fallback` what is shown when it gives nothing usable.
+        `robust_models`: the study's set of models a plan may meet (multi-wave studies,
+        `recourse_engine.model_updates`); with it every pick records whether all of them
+        approve it, the `robust` strategy prefers such plans, and so does a method whose
+        settings say `robust: true` (a counterfactual one of them rejects falls back)."""
         design = parse_design(design)
         if fallback not in FALLBACKS:
             raise ValueError(f"unknown fallback {fallback!r}; expected one of {FALLBACKS}")
         xv = profile_codes(self.schema, x)
         rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
         cand = self.candidates(xv, income)
+        if robust_models is not None:
+            _mark_robust(cand, tuple(robust_models), income)
         return _apply_design(cand, design, rng, generators or {}, fallback)
+
+
+def _mark_robust(cand: Candidates, models: tuple[DecisionModel, ...], income: float | None) -> None:
+    """Mark the candidates every model of the set approves (`Candidates.robust`)."""
+    from .model_updates import robust_filter
+
+    rows_income = None if cand.pool.income is None else cand.pool.income[cand.rows]
+    cand.robust_models = models
+    cand.robust = (
+        robust_filter(cand.codes, models, factual_income=income, income=rows_income)
+        if len(cand)
+        else np.zeros(0, dtype=bool)
+    )
+
+
+def _generated_robust(cand: Candidates, codes: np.ndarray) -> bool | None:
+    """Whether every model of the set approves a generated profile (None: no set)."""
+    if cand.robust is None:
+        return None
+    from .model_updates import robust_filter
+
+    return bool(robust_filter(codes[None, :], cand.robust_models)[0])
 
 
 def profile_keys(schema: FeatureSchema, codes: np.ndarray) -> np.ndarray:
@@ -369,10 +403,13 @@ def _generated(
     """
     method = part.method or ""
     reason = gen.unavailable
+    want_robust = bool(getattr(gen.settings, "robust", False)) and cand.robust is not None
     if not reason and gen.method is not None:
         codes, status = generate(gen.method, cand.x)
         if codes is None:
             reason = _STATUS_REASONS.get(status, f"the method reported {status!r}")
+        elif want_robust and not _generated_robust(cand, codes):
+            reason = "the method's counterfactual is not approved by every model of the study's set"
         else:
             same = next((p for p in shown if np.abs(p.codes - codes).max() <= CHANGE_TOL), None)
             if same is None:
@@ -382,7 +419,8 @@ def _generated(
     if fallback == "fewer":
         return None, f"{reason}; one plan fewer is shown"
     req = PickRequest(cand, DesignPart(part.strategy, 1), rng, available, picked)
-    positions = req.lowest(cand.ranked_proximity)
+    positions = req.lowest(cand.ranked_proximity, among=cand.robust) if want_robust else []
+    positions = positions or req.lowest(cand.ranked_proximity)
     if not positions:
         return None, f"{reason}; no admissible pool profile is left to show instead"
     (pos,) = _take(cand, positions, DesignPart(part.strategy, 1), available, picked)
@@ -413,6 +451,7 @@ def _generated_pick(
         method=method,
         method_params=gen.recorded,
         fit_version=gen.fit_version,
+        robust=_generated_robust(cand, codes),
     )
 
 
@@ -447,6 +486,7 @@ def _pick(cand: Candidates, label: str, pos: int) -> Pick:
         changed=[cand.schema.keys[j] for j in np.flatnonzero(moved)],
         sparsity_rank=sparsity_rank,
         proximity_rank=proximity_rank,
+        robust=None if cand.robust is None else bool(cand.robust[pos]),
     )
 
 
@@ -460,10 +500,11 @@ def select_recourses(
     model: DecisionModel | None = None,
     seed: int | Sequence[int] | np.random.Generator | None = 0,
     index: PoolIndex | None = None,
+    robust_models: Sequence[DecisionModel] | None = None,
 ) -> Selection:
     """Select one profile's recourses; pass a reused `index` to search a pool many times."""
     index = index or PoolIndex(schema, pool, model)
-    return index.select(codes, income, design, seed)
+    return index.select(codes, income, design, seed, robust_models=robust_models)
 
 
 def select_many(

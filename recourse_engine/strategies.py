@@ -175,6 +175,15 @@ _ALL = (
     ),
     Strategy("random", "uniformly at random", picks.uniform),
     Strategy(
+        "robust",
+        "the lowest cost (under a distance the design names, default proximity) among the "
+        "plans approved by every model of the study's set (multi-wave studies), the cheapest "
+        "others only when too few are",
+        picks.robust_lowest,
+        distance="proximity",
+        ranked=True,
+    ),
+    Strategy(
         "wachter",
         "Wachter et al. (2017): gradient descent on approval loss plus L1 distance",
         load_method=_lazy(".methods.wachter", "Wachter"),

@@ -12,6 +12,7 @@ import json
 from typing import Any
 
 from analysis.cli.common import CliError, add_command, fail, out_folder
+from analysis.grid import CellError, check_scheduler
 from recourse_engine.cli import non_negative_int, positive_int
 
 #: the flags that override the preset's setting of the same name (None: the preset's)
@@ -103,6 +104,18 @@ def register(subparsers: Any) -> None:
         help="skip the FACTS subgroup audit and the counterfactual-twin rates",
     )
     e.add_argument(
+        "--workers",
+        type=positive_int,
+        help="run the cells (run × method) on a Dask LocalCluster of N worker processes on "
+        "this machine (default, or 1: one at a time in this process); the files are the same",
+    )
+    e.add_argument(
+        "--scheduler",
+        metavar="tcp://HOST:PORT",
+        help="run the cells on the Dask cluster of this scheduler (`dask scheduler`, "
+        "docs/deploy.md); its workers need this project installed",
+    )
+    e.add_argument(
         "--factual-cap",
         type=positive_int,
         help="factuals per run that get CARLA's robustness invalidation and redundancy "
@@ -113,7 +126,7 @@ def register(subparsers: Any) -> None:
 def run_experiment_command(args: argparse.Namespace) -> int:
     try:
         return _run(args)
-    except (CliError, ValueError) as exc:  # the engine's input errors are ValueErrors
+    except (CliError, ValueError, CellError) as exc:  # the engine's are ValueErrors
         return fail(str(exc))
 
 
@@ -154,8 +167,11 @@ def _run(args: argparse.Namespace) -> int:
     params = merge_params(settings.method_params(args.dataset), params, methods, training)
     for label in methods:  # a bad parameter is refused before any run
         make_method(label, args.seed, params.get(label), training)
-    out.mkdir(exist_ok=True)
-    run_experiment(
+    if args.scheduler is not None:
+        check_scheduler(args.scheduler)
+        if args.workers is not None:
+            raise CliError("--workers and --scheduler: give one (a cluster has its own workers)")
+    run_experiment(  # creates --out once every cell is back
         args.dataset,
         methods,
         args.runs,
@@ -166,6 +182,8 @@ def _run(args: argparse.Namespace) -> int:
         training=training,
         subsample=args.subsample,
         settings=settings,
+        scheduler=args.scheduler,
+        workers=args.workers,
         record={"arguments": {k: v for k, v in vars(args).items() if k != "func"}},
     )
     print(

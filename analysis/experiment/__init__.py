@@ -1,5 +1,6 @@
 """The seed paper's segregation experiment on recourse methods (`python -m analysis
-experiment`, `reproduce`): `run` runs it (`run_experiment`, `run_once`), `settings` and
+experiment`, `reproduce`): `run` runs it (`run_experiment`, `run_once`), `cells` as a grid
+of run × method cells (in this process or on Dask: `analysis.grid`), `settings` and
 `space` say where people live for the indices, `factuals` holds CARLA's per-factual
 measures, `paired` the paired differences and verdicts, `people` the bootstrap over people,
 `memo` and `threads` how runs share work and threads, `defects` and `paper` the published

@@ -47,10 +47,7 @@ metric; `factuals.csv` one row per run × method × factual (`analysis.experimen
 from __future__ import annotations
 
 import dataclasses
-import json
 import math
-import sys
-import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -59,12 +56,10 @@ import numpy as np
 import pandas as pd
 
 from analysis.experiment.defects import ebr_farthest, zero_fill
-from analysis.experiment.factuals import FACTUAL_COLUMNS, column_mean, factual_frame
+from analysis.experiment.factuals import column_mean, factual_frame
 from analysis.experiment.fair_eval import (
     FAIR_METRICS,
     ablations,
-    effects,
-    effects_table,
     fair_extras,
     heldout_split,
     mean_action,
@@ -72,9 +67,8 @@ from analysis.experiment.fair_eval import (
 )
 from analysis.experiment.figure import scatter
 from analysis.experiment.memo import RunMemo, digest, memoised, params_key
-from analysis.experiment.paired import BOOTSTRAP_MIN_RUNS, paired_frame, paired_table
 from analysis.experiment.people import PeopleDraws, resampled_indices
-from analysis.experiment.settings import DEFECTS_NOTE, ExperimentSettings
+from analysis.experiment.settings import ExperimentSettings
 from analysis.experiment.space import (
     index_features,
     mutable_in_space,
@@ -84,8 +78,7 @@ from analysis.experiment.space import (
 from analysis.segregation.catalogue import CATALOGUE, names
 from analysis.segregation.settings_indices import indices_under
 from recourse_engine import SklearnModel, normalise
-from recourse_engine.datasets import Dataset, load_dataset
-from recourse_engine.datasets.real import SUBSAMPLE
+from recourse_engine.datasets import Dataset
 from recourse_engine.methods import METHODS, MethodError, RecourseMethod
 from recourse_engine.metrics import (
     cost_gap,
@@ -445,114 +438,14 @@ def table(summary: pd.DataFrame) -> str:
 
 
 def run_experiment(
-    dataset: str,
-    methods: Sequence[str],
-    runs: int,
-    out_dir: Path,
-    *,
-    seed: int = 0,
-    progress: bool = True,
-    params: dict[str, dict[str, Any]] | None = None,
-    training: dict[str, Any] | None = None,
-    subsample: int | None = SUBSAMPLE,
-    settings: ExperimentSettings | None = None,
-    record: dict[str, Any] | None = None,
-    memo: RunMemo | None = None,
+    dataset: str, methods: Sequence[str], runs: int, out_dir: Path, **options: Any
 ) -> pd.DataFrame:
-    """All runs; writes settings.json, runs.csv, factuals.csv, results.csv, results.md and
-    figure.png into out_dir (which exists). `record`: extra entries for settings.json (the
-    command's); `memo`: work shared with another setting's experiment (`run_once`)."""
-    st = settings or ExperimentSettings()
-    rows: list[dict[str, Any]] = []
-    first: tuple[Dataset, dict[str, Any]] | None = None
-    run_iter: Any = range(runs)
-    if progress:
-        from tqdm import tqdm
+    """All runs, each run × method a cell of a grid (in this process, on a LocalCluster or
+    a Dask cluster: `analysis.experiment.cells.run_experiment`, which takes the options),
+    and the files written into out_dir (created; its parent exists)."""
+    from analysis.experiment.cells import run_experiment as run_grid
 
-        run_iter = tqdm(  # on a terminal only: a log gets no bar lines
-            run_iter, desc=f"{dataset} runs", unit="run", file=sys.stderr, disable=None
-        )
-    people = runs < BOOTSTRAP_MIN_RUNS and st.people_resamples > 0
-    per_factual: list[pd.DataFrame] = []
-    draws: dict[str, list[np.ndarray]] = {}
-    splits: list[dict[str, Any]] = []
-    split_rows: list[pd.DataFrame] = []
-    audits: list[pd.DataFrame] = []
-    t0 = time.perf_counter()
-    for r in run_iter:
-        data = load_dataset(dataset, seed=seed + r, subsample=subsample)
-        got, outputs = run_once(
-            data,
-            methods,
-            seed + r,
-            progress=progress,
-            params=params,
-            training=training,
-            settings=st,
-            people=people,
-            memo=memo,
-        )
-        rows += [{"run": r, "seed": seed + r, **row} for row in got]
-        for name, frame in outputs["factuals"].items():
-            per_factual.append(frame.assign(run=r, seed=seed + r, method=name))
-        for name, d in outputs["people"].items():
-            draws.setdefault(name, []).append(d)
-        for name, frame in outputs["audits"].items():
-            if len(frame):
-                audits.append(frame.assign(run=r, seed=seed + r, method=name))
-        if outputs["split"] is not None:
-            sp = dict(outputs["split"])
-            held = sp.pop("test_rows")
-            splits.append({"run": r, **sp})
-            split_rows.append(pd.DataFrame({"run": r, "seed": seed + r, "heldout_row": held}))
-        if first is None:
-            first = (outputs["data"], outputs)
-    seconds = time.perf_counter() - t0
-    runs_frame = pd.DataFrame(rows)
-    runs_frame.to_csv(out_dir / "runs.csv", index=False)
-    if per_factual:
-        facts = pd.concat(per_factual, ignore_index=True)[list(FACTUAL_COLUMNS)]
-        facts.to_csv(out_dir / "factuals.csv", index=False)
-    if split_rows:
-        pd.concat(split_rows, ignore_index=True).to_csv(out_dir / "split.csv", index=False)
-    if audits:
-        pd.concat(audits, ignore_index=True).to_csv(out_dir / "audits.csv", index=False)
-    fx = effects(runs_frame, list(methods), params or {})
-    fx.to_csv(out_dir / "fair_effects.csv", index=False)
-    paired = paired_frame(runs_frame, draws or None)
-    summary = summarise(rows).merge(paired, on=["method", "metric"], how="left")
-    summary.to_csv(out_dir / "results.csv", index=False)
-    meta = {
-        "dataset": dataset,
-        "methods": list(methods),
-        "runs": runs,
-        "seed": seed,
-        "subsample": subsample,
-        "training": training or {},
-        "params": params or {},
-        "settings": st.to_json(),
-        "seconds": round(seconds, 1),
-        "splits": splits,
-        **(record or {}),
-    }
-    (out_dir / "settings.json").write_text(json.dumps(meta, indent=2, default=str) + "\n")
-    banner = f"{DEFECTS_NOTE}\n\n" if st.replicate_defects else ""
-    (out_dir / "results.md").write_text(
-        f"{dataset}, {runs} runs, {seconds:.1f} s; {st.describe()}\n\n"
-        + banner
-        + "Levels, mean ± sd over runs:\n\n"
-        + table(summary)
-        + "\n"
-        + banner
-        + "Paired differences of the indices:\n\n"
-        + paired_table(paired, runs)
-        + (
-            "\nfair_rl against its no-fairness reward (paired over runs, "
-            "`fair_effects.csv`):\n\n" + effects_table(fx)
-            if len(fx)
-            else ""
-        )
-    )
-    if first is not None:
-        scatter(first[0], first[1], methods, out_dir / "figure.png")
-    return summary
+    return run_grid(
+        dataset, methods, runs, out_dir, run_once=run_once, summarise=summarise, table=table,
+        **options,
+    )  # fmt: skip

@@ -15,6 +15,7 @@ from analysis.report.inputs import ReportError, ReportInput, read_input
 from analysis.report.methods_text import methods_paragraph
 from analysis.report.models import Models, fit_models
 from analysis.report.segregation import Segregation, segregation
+from analysis.report.waves import waves_section
 
 
 @dataclass
@@ -86,5 +87,6 @@ def build_report(export: str | Path, options: Options | None = None) -> Report:
         seg = segregation(data, opts.group, opts.groups, bootstrap=opts.bootstrap, seed=opts.seed)
     else:
         seg = Segregation(None, opts.group or "", "not computed (--no-segregation)")
+    waves = waves_section(data)
     return Report(data, opts, flow, table, models, seg, coding_agreement(data),
-                  methods_paragraph(data, opts.factor))  # fmt: skip
+                  methods_paragraph(data, opts.factor), {"waves": waves})  # fmt: skip

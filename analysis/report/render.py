@@ -17,6 +17,7 @@ from analysis.report import figures
 from analysis.report.build import Report
 from analysis.report.descriptives import SCALE, shares
 from analysis.report.latex import tabular
+from analysis.report.waves import CAPTIONS, waves_records
 
 TEMPLATES = Path(__file__).parent / "templates"
 
@@ -121,6 +122,10 @@ def render_files(report: Report, root: Path) -> None:
     if seg.table is not None:
         w.table("segregation", seg.table, "segregation before/after per arm", digits=4)
         w.figure("segregation", figures.segregation_figure(seg.table))
+    waves = waves_records(report.extra.get("waves"))
+    for name, table in report.extra["waves"].tables.items() if waves else ():
+        if not table.empty:
+            w.table(f"waves_{name}", table, CAPTIONS[name], digits=4)
     coding = report.coding
     if coding.kappa is not None and coding.alpha is not None:
         w.table("coding_kappa", coding.kappa, "Cohen's kappa per coder pair and code", digits=3)
@@ -142,6 +147,7 @@ def render_files(report: Report, root: Path) -> None:
             kappa=None if coding.kappa is None else coding.kappa.to_dict(orient="records"),
             alpha=None if coding.alpha is None else coding.alpha.to_dict(orient="records"),
             states=report.flow.by_state,
+            waves=waves,
         )
     )
     (root / "report.html").write_text(html, encoding="utf-8")

@@ -22,7 +22,9 @@ from recourse_engine import (
     pool_strategies,
 )
 
-POOL_STRATEGIES = ["diverse", "ebr", "ibr", "lowest_cost", "proximate", "random", "sparsest"]
+POOL_STRATEGIES = [
+    "diverse", "ebr", "ibr", "lowest_cost", "proximate", "random", "robust", "sparsest",
+]  # fmt: skip
 METHOD_NAMES = ["wachter", "gs", "ebr", "ibr", "cchvae", "cruds", "causal", "fair_rl"]
 # every method generates; EBR and IBR under their own names pick from the pool
 GENERATING = {
@@ -118,10 +120,13 @@ def test_distances_of_the_plain_strategies():
             "proxmate:1",
             "part 'proxmate:1': unknown strategy 'proxmate'; known: causal, cchvae, cruds, "
             "diverse, ebr, ebr_generated, fair_rl, gs, ibr, ibr_generated, lowest_cost, "
-            "proximate, random, sparsest, wachter",
+            "proximate, random, robust, sparsest, wachter",
         ),
         ("cchvae@l2:1", "part 'cchvae@l2:1': 'cchvae' takes no @distance"),
-        ("ebr@l2:1", "part 'ebr@l2:1': 'ebr' takes no @distance (only diverse, lowest_cost do)"),
+        (
+            "ebr@l2:1",
+            "part 'ebr@l2:1': 'ebr' takes no @distance (only diverse, lowest_cost, robust do)",
+        ),
     ],
 )
 def test_design_errors_name_the_part_and_the_problem(text, message):
