@@ -5,9 +5,11 @@ SQLAlchemy transport, see broker.py), served by a real worker process. ``DATABAS
 ``CELERY_BROKER_URL`` switch to PostgreSQL and Redis (see docker-compose.yml).
 
 Variables: DJANGO_SECRET_KEY, DJANGO_DEBUG, DJANGO_ALLOWED_HOSTS, DJANGO_CSRF_TRUSTED_ORIGINS,
-DATABASE_URL, CELERY_BROKER_URL, STUDYAPP_VAR_DIR, STUDYAPP_QUEUE, STUDYAPP_TASK_TIME_LIMIT,
-STUDYAPP_TASKS_EAGER, STUDYAPP_STATIC_ROOT, STUDYAPP_SWEEP_AFTER_S, STUDYAPP_SWEEP_EVERY_S,
-STUDYAPP_FIT_WAIT_S, STUDYAPP_RETENTION_EVERY_S, STUDYAPP_TOKEN_RATE, STUDYAPP_TEMPLATES_DIR;
+DATABASE_URL, CELERY_BROKER_URL, STUDYAPP_PGBOUNCER, STUDYAPP_DB_CONN_MAX_AGE,
+STUDYAPP_CACHE_URL, STUDYAPP_CACHE_PREFIX, STUDYAPP_VAR_DIR, STUDYAPP_QUEUE,
+STUDYAPP_TASK_TIME_LIMIT, STUDYAPP_TASKS_EAGER, STUDYAPP_STATIC_ROOT, STUDYAPP_SWEEP_AFTER_S,
+STUDYAPP_SWEEP_EVERY_S, STUDYAPP_FIT_WAIT_S, STUDYAPP_RETENTION_EVERY_S, STUDYAPP_TOKEN_RATE,
+STUDYAPP_TEMPLATES_DIR;
 HTTPS behind a proxy and login throttling: docs/deploy.md.
 """
 
@@ -77,16 +79,20 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
-    # first: its time covers every other middleware (request latency by page, /metrics)
+    # the balancer's health check (/healthz), answered before anything else (docs/deploy.md)
+    "studyapp.config.health.HealthMiddleware",
+    # its time covers every other middleware (request latency by page, /metrics)
     "studyapp.metrics.middleware.RequestLatencyMiddleware",
     "django.middleware.security.SecurityMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
-    "django.contrib.sessions.middleware.SessionMiddleware",
+    # sessions, users, versions' authors and the session's messages: not for participant
+    # URLs (/s/, /p/), which skip them (studyapp/config/participant_middleware.py)
+    "studyapp.config.participant_middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
-    "django.contrib.auth.middleware.AuthenticationMiddleware",
-    "studyapp.prereg.history.ActorMiddleware",  # who made a study's change (its versions)
-    "django.contrib.messages.middleware.MessageMiddleware",
+    "studyapp.config.participant_middleware.AuthenticationMiddleware",
+    "studyapp.config.participant_middleware.ActorMiddleware",  # who made a study's change
+    "studyapp.config.participant_middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "axes.middleware.AxesMiddleware",  # last, as django-axes asks
 ]
@@ -127,11 +133,27 @@ TEMPLATES = [
 
 # --- database ---------------------------------------------------------------------------
 _default_db = f"sqlite:///{VAR_DIR / 'db.sqlite3'}"
+#: seconds a web thread or worker keeps its database connection (0: one per request)
+DB_CONN_MAX_AGE = int(os.environ.get("STUDYAPP_DB_CONN_MAX_AGE", "60"))
 DATABASES = {
     "default": dj_database_url.parse(
-        os.environ.get("DATABASE_URL") or _default_db, conn_max_age=60, conn_health_checks=True
+        os.environ.get("DATABASE_URL") or _default_db,
+        conn_max_age=DB_CONN_MAX_AGE,
+        conn_health_checks=True,
     )
 }
+#: DATABASE_URL points at PgBouncer in transaction mode (docs/deploy.md): a server connection
+#: is lent for one transaction only, so nothing may outlive one on it. Server-side cursors
+#: (`.iterator()`) would, and so would prepared statements (psycopg's are per connection;
+#: Django's client-side binding makes none, and prepare_threshold=None says so whatever the
+#: binding). The kept connection is then a client connection to PgBouncer: cheap to keep, and
+#: health-checked before reuse (a restarted PgBouncer closes it).
+PGBOUNCER = env_bool("STUDYAPP_PGBOUNCER", False)
+if PGBOUNCER:
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        raise ValueError("STUDYAPP_PGBOUNCER=1 needs a postgres:// DATABASE_URL (PgBouncer's)")
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = True
+    DATABASES["default"].setdefault("OPTIONS", {})["prepare_threshold"] = None
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # Web server and worker write the same file: WAL lets readers run beside one writer,
     # IMMEDIATE transactions take the write lock up front instead of failing on upgrade.
@@ -152,6 +174,23 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         Path(DATABASES["default"]["NAME"]).parent.mkdir(parents=True, exist_ok=True)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- cache: shared by every web node when there are several (docs/deploy.md) -------------
+# The API's login throttle and a previewed pool upload (`console.pending_pools`) live here.
+# Unset: each process's own memory, right for the embedded default on one host (a pool
+# preview then waits in var/); several web nodes need STUDYAPP_CACHE_URL (redis://...).
+CACHE_URL = os.environ.get("STUDYAPP_CACHE_URL", "")
+STUDYAPP_SHARED_CACHE = bool(CACHE_URL)
+if CACHE_URL:
+    if not CACHE_URL.startswith(("redis://", "rediss://", "unix://")):
+        raise ValueError(f"STUDYAPP_CACHE_URL must be a redis:// URL, got {CACHE_URL!r}")
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": CACHE_URL,
+            "KEY_PREFIX": os.environ.get("STUDYAPP_CACHE_PREFIX", "studyapp"),
+        }
+    }
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -177,7 +216,8 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.PageNumberPagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
-    # the token endpoint takes a password: throttled per client address (process-local cache)
+    # the token endpoint takes a password: throttled per client address (the cache: one
+    # count for every web node when STUDYAPP_CACHE_URL is set)
     "DEFAULT_THROTTLE_RATES": {"token": os.environ.get("STUDYAPP_TOKEN_RATE", "10/min")},
     # X-Forwarded-For is trusted only as far as our own proxies (spoofed otherwise)
     "NUM_PROXIES": int(os.environ.get("DJANGO_PROXY_COUNT", "0")),
@@ -200,7 +240,7 @@ SPECTACULAR_SETTINGS = {
         "SettingAttentionRuleEnum": ["end", "flag"],
         "QuestionPageEnum": ["pre", "post", "evaluation"],
         "KindEnum": "studyapp.release_models.STUDY_KINDS",
-        "SettingKindEnum": ["recourse", "pool_collection"],
+        "SettingKindEnum": ["recourse", "pool_collection", "multi_wave"],
         "ReleaseModeEnum": "studyapp.release_models.RELEASE_MODES",
         "SettingReleaseModeEnum": ["immediate", "delayed"],
     },

@@ -7,12 +7,8 @@ state buttons, duplicate. Thin: validate with a form, call a study service (`stu
 from __future__ import annotations
 
 import hashlib
-import secrets
-import time
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -20,6 +16,7 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
+from studyapp.console import pending_pools
 from studyapp.console.forms import DuplicateForm, PoolUploadForm, StudySetupForm
 from studyapp.definition.errors import StudyError
 from studyapp.models import Study
@@ -34,9 +31,6 @@ from studyapp.studies import (
     updates,
 )
 
-#: a previewed pool waits here (normalised CSV) until the researcher confirms it
-UPLOAD_DIR_NAME = "pool-uploads"
-UPLOAD_MAX_AGE_S = 24 * 3600
 PREVIEW_REJECTED_SHOWN = 200
 
 
@@ -141,16 +135,6 @@ def _preview_context(preview: pool.PoolPreview | None) -> dict[str, Any] | None:
     }
 
 
-def _upload_dir() -> Path:
-    folder = Path(settings.VAR_DIR) / UPLOAD_DIR_NAME
-    folder.mkdir(parents=True, exist_ok=True)
-    now = time.time()
-    for old in folder.glob("*.csv"):
-        if now - old.stat().st_mtime > UPLOAD_MAX_AGE_S:
-            old.unlink(missing_ok=True)
-    return folder
-
-
 def _session_key(study: Study) -> str:
     return f"pool-upload-{study.pk}"
 
@@ -174,8 +158,7 @@ def pool_upload_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpRes
             else:
                 preview = pool.pool_preview(study.schema, f.read())
                 if preview.ok:
-                    token = secrets.token_urlsafe(16)
-                    (_upload_dir() / f"{token}.csv").write_text(preview.csv_text, "utf-8")
+                    token = pending_pools.put(preview.csv_text)
                     request.session[_session_key(study)] = {
                         "token": token,
                         "sha256": hashlib.sha256(preview.csv_text.encode()).hexdigest(),
@@ -198,11 +181,11 @@ def pool_upload_view(model_admin: Any, request: HttpRequest, pk: int) -> HttpRes
 def _confirm_pool(request: HttpRequest, study: Study) -> HttpResponse:
     pending = request.session.get(_session_key(study))
     token = request.POST.get("token", "")
-    path = _upload_dir() / f"{pending['token']}.csv" if pending else None
-    if not pending or token != pending["token"] or path is None or not path.exists():
+    data = pending_pools.take(token) if pending and token == pending["token"] else None
+    if data is None:
         messages.error(request, "That preview has expired; please upload the file again.")
         return redirect(reverse("admin:studyapp_study_pool", args=[study.pk]))
-    data = path.read_bytes()
+    request.session.pop(_session_key(study), None)
     if hashlib.sha256(data).hexdigest() != pending["sha256"]:
         messages.error(request, "The previewed file changed on disk; please upload it again.")
         return redirect(reverse("admin:studyapp_study_pool", args=[study.pk]))
@@ -211,9 +194,6 @@ def _confirm_pool(request: HttpRequest, study: Study) -> HttpResponse:
     except StudyError as exc:
         messages.error(request, str(exc))
         return redirect(_change_url(study))
-    finally:
-        path.unlink(missing_ok=True)
-        request.session.pop(_session_key(study), None)
     if not preview.ok:
         messages.error(request, f"Pool not stored: {preview.summary()}")
     else:

@@ -1,6 +1,7 @@
 """docker-compose.yml: parsed with PyYAML (no Docker engine here) and checked for what the
-deployment needs: the four services, healthchecks, the database volume, the environment
-the settings read, and commands that point at files that exist."""
+deployment needs: the services, healthchecks, the database volume, the environment the
+settings read, commands that point at files that exist, and several web nodes behind the
+balancer with PgBouncer before the database (deploy/: their configuration files)."""
 
 from __future__ import annotations
 
@@ -61,8 +62,11 @@ def test_app_environment_matches_settings(compose: dict[str, Any]) -> None:
     settings_src = "\n".join(p.read_text() for p in SETTINGS_SOURCES)
     for name in ("web", *WORKERS):
         env = compose["services"][name]["environment"]
-        assert env["DATABASE_URL"].startswith("postgres://") and "@db:5432/" in env["DATABASE_URL"]
+        # the app reaches PostgreSQL through PgBouncer, with the settings that needs
+        assert env["DATABASE_URL"].startswith("postgres://")
+        assert "@pgbouncer:6432/" in env["DATABASE_URL"] and env["STUDYAPP_PGBOUNCER"] == "1"
         assert env["CELERY_BROKER_URL"].startswith("redis://redis:6379")
+        assert env["STUDYAPP_CACHE_URL"].startswith("redis://redis:6379")
         for var in env:
             assert f'"{var}"' in settings_src, f"{var} is not read by studyapp/config/settings.py"
 
@@ -81,7 +85,9 @@ def test_commands_point_at_existing_files(compose: dict[str, Any]) -> None:
     text = " ".join(_cmd(s) for s in compose["services"].values() if "command" in s)
     for path in re.findall(r"(?:scripts/\w+|manage\.py)", text):
         assert (ROOT / path).exists(), path
-    assert compose["services"]["web"]["ports"] == ["8000:8000"]
+    # only the balancer publishes a port: the web service has replicas
+    assert compose["services"]["lb"]["ports"] == ["8000:8000"]
+    assert "ports" not in compose["services"]["web"]
 
 
 def _compose_env(compose: dict[str, Any], service: str) -> dict[str, str]:
@@ -139,7 +145,11 @@ def test_compose_web_redirects_plain_http_and_trusts_its_proxy(
 ) -> None:
     """Under the compose environment (SQLite instead of the db service): plain HTTP is sent
     to https, a request the proxy marks as https is served with HSTS and secure cookies."""
-    env = {**_compose_env(compose, "web"), "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}
+    env = {
+        **_compose_env(compose, "web"),
+        "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
+        "STUDYAPP_PGBOUNCER": "0",  # SQLite stands in for PgBouncer and the db service
+    }
     result = _run_with(env, tmp_path, "-c", HTTPS_PROBE)
     assert result.returncode == 0, result.stderr
     plain, proxied, secure_cookies = result.stdout.strip().splitlines()[-3:]
@@ -195,7 +205,11 @@ def test_worker_services_consume_the_settings_queues(
     the schedule's tasks."""
     import json
 
-    env = {**_compose_env(compose, "worker"), "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3"}
+    env = {
+        **_compose_env(compose, "worker"),
+        "DATABASE_URL": f"sqlite:///{tmp_path}/db.sqlite3",
+        "STUDYAPP_PGBOUNCER": "0",  # SQLite stands in for PgBouncer and the db service
+    }
     result = _run_with(env, tmp_path, "-c", QUEUES_PROBE)
     assert result.returncode == 0, result.stderr
     q = json.loads(result.stdout.strip().splitlines()[-1])
@@ -210,3 +224,72 @@ def test_worker_services_consume_the_settings_queues(
     assert q["prefetch"] == 1
     for name in WORKERS:  # each pool sized on its own
         assert re.search(r"--concurrency \$\{\w+:-\d+\}", _cmd(compose["services"][name])), name
+
+
+# --- several web nodes behind the balancer, PgBouncer before PostgreSQL (issue 33) ----------
+def _mounted(service: dict[str, Any], target: str) -> Path:
+    """The repository file a service mounts at `target` (it must exist)."""
+    for mount in service["volumes"]:
+        source, dest = mount.split(":")[:2]
+        if dest == target:
+            path = ROOT / source.removeprefix("./")
+            assert path.is_file(), path
+            return path
+    raise AssertionError(f"nothing mounted at {target}")
+
+
+def test_web_scales_behind_the_balancer(compose: dict[str, Any]) -> None:
+    s = compose["services"]
+    replicas = re.fullmatch(r"\$\{STUDYAPP_WEB_NODES:-(\d+)\}", str(s["web"]["deploy"]["replicas"]))
+    assert replicas and int(replicas.group(1)) >= 2
+    assert s["lb"]["image"].startswith("haproxy:")
+    assert s["lb"]["depends_on"]["web"]["condition"] == "service_healthy"
+    cfg = _mounted(s["lb"], "/usr/local/etc/haproxy/haproxy.cfg").read_text()
+    # every replica, found by Docker's DNS, checked on the cheap health URL the app answers
+    assert re.search(r"server-template web \d+ web:8000", cfg)
+    assert "resolvers docker" in cfg and "http-check send meth GET uri /healthz" in cfg
+    assert "/healthz" in _cmd({"command": s["web"]["healthcheck"]["test"]})
+    assert "studyapp.config.health.HealthMiddleware" in SETTINGS_SOURCES[0].read_text()
+
+
+def test_pgbouncer_in_transaction_mode(compose: dict[str, Any]) -> None:
+    s = compose["services"]
+    ini = _mounted(s["pgbouncer"], "/etc/pgbouncer/compose.ini").read_text()
+    users = _mounted(s["pgbouncer"], "/etc/pgbouncer/compose-users.txt").read_text()
+    assert re.search(r"^pool_mode = transaction$", ini, re.M)
+    assert re.search(r"^listen_port = 6432$", ini, re.M)
+    assert re.search(r"^recourse = host=db port=5432 dbname=recourse$", ini, re.M)
+    assert '"recourse" "recourse"' in users  # the db service's account
+    assert s["pgbouncer"]["depends_on"]["db"]["condition"] == "service_healthy"
+    for name in ("web", *WORKERS):
+        assert s[name]["depends_on"]["pgbouncer"]["condition"] == "service_healthy", name
+    # migrations go straight to the database
+    assert "@db:5432/" in s["setup"]["environment"]["DATABASE_URL"]
+
+
+PGBOUNCER_PROBE = """
+import django
+django.setup()
+from django.conf import settings
+db = settings.DATABASES["default"]
+print(db["DISABLE_SERVER_SIDE_CURSORS"], db["OPTIONS"]["prepare_threshold"], db["CONN_MAX_AGE"],
+      db["CONN_HEALTH_CHECKS"], settings.STUDYAPP_SHARED_CACHE,
+      settings.CACHES["default"]["BACKEND"].rsplit(".", 1)[-1])
+"""
+
+
+def test_compose_environment_gives_the_pgbouncer_settings(
+    compose: dict[str, Any], tmp_path: Path
+) -> None:
+    """Under the web service's environment: no server-side cursors and no prepared
+    statements (neither survives transaction pooling), kept connections health-checked,
+    and the shared Redis cache."""
+    result = _run_with(_compose_env(compose, "web"), tmp_path, "-c", PGBOUNCER_PROBE)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.split()[-6:] == ["True", "None", "60", "True", "True", "RedisCache"]
+
+
+def test_pgbouncer_needs_postgres(tmp_path: Path) -> None:
+    """STUDYAPP_PGBOUNCER=1 with the SQLite default is refused, saying why."""
+    result = _run_with({"STUDYAPP_PGBOUNCER": "1"}, tmp_path, "-c", PGBOUNCER_PROBE)
+    assert result.returncode != 0 and "needs a postgres:// DATABASE_URL" in result.stderr

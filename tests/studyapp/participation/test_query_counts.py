@@ -12,6 +12,8 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from django.contrib.auth.middleware import AuthenticationMiddleware
+from django.contrib.sessions.middleware import SessionMiddleware
 from django.db import connection
 from django.test import Client
 from django.test.utils import CaptureQueriesContext
@@ -20,7 +22,9 @@ from studyapp.generation.services import recourses_generate
 from studyapp.models import Participant, Study
 from studyapp.participation import study_cache
 from studyapp.participation.study_cache import STUDY_LARGE
+from studyapp.prereg.history import ActorMiddleware
 from tests.studyapp.conftest import ELIGIBLE, PROFILE, Walker, start
+from tests.studyapp.console.conftest import researcher
 
 #: participant_get: the participant with their profile and their study's version (the
 #: study itself comes from the process's cache, `participation.study_cache`)
@@ -111,3 +115,45 @@ def test_the_bound_is_tight_enough_to_fail(study: Study, limit: int) -> None:
     w = start(client, study)
     with pytest.raises(AssertionError, match="queries, at most"):
         _check(lambda: client.get(w.url), limit, "consent page")
+
+
+def test_participant_requests_skip_the_console_middleware(
+    study: Study, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The middleware a participant does not use (`config.participant_middleware`) does no
+    work on their pages: a browser also logged in to the console (its session cookie sent)
+    reads no session and no user on a participant page, its submit or the status poll, and
+    the queries stay at the page's own; a console page runs them as before."""
+    calls: list[str] = []
+
+    def spy(cls: type, name: str) -> None:
+        original = getattr(cls, name)
+
+        def counted(self: Any, *args: Any) -> Any:
+            calls.append(cls.__name__)
+            return original(self, *args)
+
+        monkeypatch.setattr(cls, name, counted)
+
+    spy(SessionMiddleware, "process_request")
+    spy(AuthenticationMiddleware, "process_request")
+    spy(ActorMiddleware, "__call__")
+    client = Client()
+    client.force_login(researcher("owner", superuser=True))
+    w = start(client, study)
+    calls.clear()
+    for run, most, what in (
+        (lambda: client.get(w.url), GET + FIRST_VIEW, "consent page"),
+        (lambda: client.post(w.url, {"page": "consent", "agree": "on"}), GET + STEP, "consent"),
+        (lambda: client.get(w.url + "status"), GET, "status"),
+        (lambda: client.get(f"/s/{study.slug}/"), 1, "welcome"),
+    ):
+        response, sql = _requests(run)
+        assert response.status_code in (200, 302), what
+        assert not [s for s in sql if "django_session" in s or "auth_user" in s], what
+        assert len(sql) <= most, f"{what}: {len(sql)} queries, at most {most}"
+    assert calls == []
+    response, sql = _requests(lambda: client.get(f"/console/studies/{study.slug}/monitor/"))
+    assert response.status_code == 200
+    assert [s for s in sql if "django_session" in s] and [s for s in sql if "auth_user" in s]
+    assert set(calls) == {"SessionMiddleware", "AuthenticationMiddleware", "ActorMiddleware"}
