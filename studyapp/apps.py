@@ -20,6 +20,10 @@ class StudyappConfig(AppConfig):
         from studyapp.integrity.export import integrity_tables
 
         register(integrity_tables)
+        # a multi-wave study's waves and changes (`studyapp.export.wave_tables`)
+        from studyapp.export.wave_tables import wave_tables
+
+        register(wave_tables)
         # every change to a study's definition is kept as a version (`studyapp.prereg`)
         from studyapp.prereg.signals import connect
 

@@ -262,6 +262,9 @@ class Participant(ParticipantRelease, models.Model):
         DECLINED = "declined", "Declined consent"
         EXPIRED = "expired", "Did not return before the deadline (delayed release)"
         APPROVED = "approved", "The decision model approved the profile"
+        WAVE_FOLLOW = "wave_follow", "Multi-wave: which plan they will follow"
+        WAVE_AWAY = "wave_away", "Multi-wave: acting on their plan until the next wave"
+        WAVE_CHANGES = "wave_changes", "Multi-wave: back, reporting what they changed"
 
     class Device(models.TextChoices):
         PHONE = "phone", "Phone"
@@ -574,3 +577,4 @@ from studyapp.integrity_models import IntegrityRecord  # noqa: E402, F401
 from studyapp.panel_models import PanelAction, PanelConnection  # noqa: E402, F401
 from studyapp.retention_models import DeletionReceipt, ExportRecord  # noqa: E402, F401
 from studyapp.version_models import StudyRegistration, StudyVersion  # noqa: E402, F401
+from studyapp.wave_models import Wave, WaveChange, WaveModel  # noqa: E402, F401

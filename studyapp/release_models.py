@@ -15,6 +15,7 @@ from django.db import models
 STUDY_KINDS = (
     ("recourse", "Recourse evaluation (profile, rejection, plans to rate)"),
     ("pool_collection", "Pool collection (profile and income only; becomes another study's pool)"),
+    ("multi_wave", "Multi-wave recourse (act on a plan, return by link, re-apply: docs/waves.md)"),
 )
 #: when a participant sees their plans
 RELEASE_MODES = (
@@ -42,6 +43,10 @@ class StudyKindAndRelease(models.Model):
     return_deadline_days = models.PositiveIntegerField(
         default=14, help_text="Delayed: the second session closes this many days after release."
     )
+    waves = models.JSONField(
+        null=True, blank=True, default=None,
+        help_text="Multi-wave: waves, schedule, model policy per condition (docs/waves.md).",
+    )  # fmt: skip
 
     class Meta:
         abstract = True
@@ -60,6 +65,9 @@ class ParticipantRelease(models.Model):
     returned_at = models.DateTimeField(null=True, blank=True)
     reminders_sent = models.PositiveSmallIntegerField(default=0)
     last_reminder_at = models.DateTimeField(null=True, blank=True)
+    wave = models.PositiveSmallIntegerField(
+        default=1, help_text="Multi-wave: the wave the participant is in (1..N)."
+    )
 
     class Meta:
         abstract = True

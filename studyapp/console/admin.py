@@ -209,7 +209,7 @@ class StudyAdmin(AccessMixin, admin.ModelAdmin):
             ("Pool and schema", {"fields": ["pool_summary", "schema_hash", "schema_summary"]}),
             (
                 "Study kind and delayed release",
-                {"fields": ["kind", *RELEASE_SETTINGS, "time_zone"]},
+                {"fields": ["kind", *RELEASE_SETTINGS, "time_zone", "waves"]},
             ),
             ("Data protection (retention)", {"fields": ["retention"]}),
             ("Integrity signals", {"fields": ["integrity_signals"]}),

@@ -59,6 +59,7 @@ from studyapp.definition.release_schedule import (
     schedule_problem,
 )
 from studyapp.definition.retention import Retention
+from studyapp.definition.wave_settings import WaveSettings, waves_problem
 from studyapp.models import CODED, STUDY_LANGUAGES, default_outcome_codes, new_completion_code
 
 #: the page texts a study may set (participant templates read these keys and no others)
@@ -419,6 +420,7 @@ class StudyConfig(_Strict):
         "kept after the participant's end or the study's close (none set: until deleted by hand)."
     )  # fmt: skip
     integrity_signals: IntegritySignals = False
+    waves: WaveSettings | None = Field(None, description="multi_wave: docs/waves.md.")
 
     @field_validator("questions")
     @classmethod
@@ -474,7 +476,7 @@ class StudyConfig(_Strict):
         problem = kind_problem(self.kind, _context(info).get("screening"))
         if problem is not None:
             raise _problem("kind", problem, "kind")
-        problem_at = schedule_problem(self)
+        problem_at = schedule_problem(self) or waves_problem(self)
         if problem_at is not None:
             raise _problem("release", problem_at[1], problem_at[0])
         return self

@@ -20,8 +20,9 @@ from django.utils import timezone
 from recourse_engine import DesignError, ModelError, PoolError, SchemaError
 from recourse_engine.methods import MethodError
 from studyapp.definition import engine_objects, outcomes
-from studyapp.generation import worker_cache
+from studyapp.generation import wave_model_store, worker_cache
 from studyapp.models import Condition, Participant, Profile, Recourse
+from studyapp.wave_models import plan_offset
 
 log = logging.getLogger(__name__)
 
@@ -110,6 +111,8 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
                 # a sign of life for the sweeper: this task is alive and will look again
                 Participant.objects.filter(pk=p.pk).update(generation_queued_at=timezone.now())
                 raise FitPending(", ".join(pending))
+        # a multi-wave study's robust plans: approved by every model they may meet
+        robust_models = wave_model_store.robust_set_or_none(p.study, p.condition, p.wave, design)
         selection = index.select(
             values,
             p.income_jpy,
@@ -117,6 +120,7 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
             seed=p.selection_seed,
             generators=generators,
             fallback=p.study.method_fallback,
+            robust_models=robust_models,
         )
     except (
         PoolError,
@@ -130,10 +134,11 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
     seconds = time.perf_counter() - t0
     order = list(range(len(selection.picks)))
     random.Random(p.selection_seed).shuffle(order)
+    offset = plan_offset(p.pk, p.wave)  # a multi-wave study's later wave: after the last's
     rows = [
         Recourse(
             participant_id=p.pk,
-            position=order[i] + 1,
+            position=offset + order[i] + 1,
             strategy=pick.strategy,
             method=pick.method or "pool_search",
             pool_index=int(pick.pool_index) if pick.pool_index >= 0 else None,
@@ -161,7 +166,7 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
             return ""
         if (
             locked.state not in GENERATING
-            or locked.recourses.exists()
+            or locked.recourses.filter(position__gt=offset).exists()
             or locked.generation in (G.DONE, G.EMPTY)
         ):
             return locked.generation

@@ -14,9 +14,13 @@ class.
 
 from __future__ import annotations
 
+from functools import partial
+
 from studyapp.definition import outcomes
 from studyapp.models import Participant, Study
 from studyapp.participation import pages as p
+from studyapp.participation import wave_pages as w
+from studyapp.participation import waves
 
 SEQUENCE: tuple[type[p.Page], ...] = (
     p.ConsentPage,
@@ -30,6 +34,9 @@ SEQUENCE: tuple[type[p.Page], ...] = (
     p.WaitingPage,
     p.ReportPage,
     p.EvaluationPage,
+    w.WaveFollowPage,
+    w.WaveAwayPage,
+    w.WaveChangesPage,
     p.QuestionsPostPage,
     p.EndPage,
 )
@@ -71,6 +78,7 @@ def page_for(participant: Participant) -> p.Page:
         if cls.is_current(participant):
             then = after(participant.study, cls.state) if cls.state else ""
             page = cls(participant, then)
+            page.follows = partial(after, participant.study)
             moved = page.passes_by()
             return page if moved is None else page_for(moved)
     raise LookupError(f"no page for a participant in state {participant.state!r}")
@@ -101,19 +109,55 @@ def page_rank(study: Study, key: str) -> tuple[int, int]:
 
 #: pages that are no step of "page n of N": the waiting page is the decision page's
 #: interlude, "under review" closes a first session, the end page ends the study
-NOT_STEPS = (p.WaitingPage, p.UnderReviewPage, p.EndPage)
+NOT_STEPS = (p.WaitingPage, p.UnderReviewPage, p.EndPage, w.WaveAwayPage)
 
 
-def steps(study: Study, plans: int) -> list[str]:
+#: a multi-wave study's pages before the decision: its first round only
+FIRST_ROUND = (
+    p.ConsentPage, p.ScreeningPage, p.QuestionsPrePage, p.ScenarioPage, p.ProfilePage,
+)  # fmt: skip
+
+
+def _in_round(cls: type[p.Page], round_: int, rounds: int) -> bool:
+    """Whether a round of a multi-wave study shows the page (a one-wave study: round 1 of 1,
+    every page): the first round from consent, a later one from the changes page; the plan to
+    follow in every round but the last, the closing questionnaire in the last only."""
+    if issubclass(cls, FIRST_ROUND):
+        return round_ == 1
+    if cls is w.WaveChangesPage:
+        return round_ > 1
+    if cls is w.WaveFollowPage:
+        return round_ < rounds
+    if cls is p.QuestionsPostPage:
+        return round_ == rounds
+    return True
+
+
+def steps(study: Study, plans: int, round_: int = 1, rounds: int = 1) -> list[str]:
     """The keys of the pages a participant who completes the study reads, in order, each of
-    their `plans` a page of its own."""
+    their `plans` a page of its own; in a multi-wave study those of one round (`round_` of
+    `rounds`), so "page n of N" starts again when they come back."""
     keys: list[str] = []
     for cls in pages_of(study):
+        if issubclass(cls, NOT_STEPS) or not _in_round(cls, round_, rounds):
+            continue
         if cls is p.EvaluationPage:
             keys += [f"{cls.name}-{n}" for n in range(1, plans + 1)]
-        elif not issubclass(cls, NOT_STEPS):
+        else:
             keys.append(cls.name)
+    if w.WaveChangesPage.name in keys:  # a later round opens with the changes
+        keys.remove(w.WaveChangesPage.name)
+        keys.insert(0, w.WaveChangesPage.name)
     return keys
+
+
+def rounds_of(page: p.Page) -> tuple[int, int]:
+    """(the round `page` belongs to, how many rounds): (1, 1) outside a multi-wave study. The
+    changes page opens the round after the participant's wave."""
+    if not waves.is_multi_wave(page.study):
+        return 1, 1
+    back = 1 if isinstance(page, w.WaveChangesPage) else 0
+    return page.participant.wave + back, waves.settings_of(page.study).count
 
 
 def plan_count(participant: Participant) -> int:
@@ -134,6 +178,12 @@ def progress(page: p.Page) -> tuple[int, int] | None:
     they have, once they do)."""
     if isinstance(page, NOT_STEPS):
         return None
-    plans = page.total if isinstance(page, p.EvaluationPage) else plan_count(page.participant)
-    keys = steps(page.study, plans)
-    return (keys.index(page.key) + 1, len(keys)) if page.key in keys else None
+    key = page.key
+    if isinstance(page, p.EvaluationPage):
+        plans = page.total
+        if page.recourse is not None:  # a later wave's plans are counted from 1 again
+            key = f"{page.name}-{page.recourse.position - page.plans[0].position + 1}"
+    else:
+        plans = plan_count(page.participant)
+    keys = steps(page.study, plans, *rounds_of(page))
+    return (keys.index(key) + 1, len(keys)) if key in keys else None

@@ -8,6 +8,7 @@ ORM itself.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 from typing import Any, ClassVar
 
@@ -28,6 +29,7 @@ from studyapp.participation import (
     services,
     survey_logic,
     waiting,
+    waves,
     withdrawal,
 )
 from studyapp.participation.forms import (
@@ -76,6 +78,9 @@ class Page:
         self.participant = participant
         #: the state that follows this page in the study's flow (`flow.after`)
         self.then = then
+        #: the state that follows any state of the study's flow, set by `flow.page_for`,
+        #: for a page that moves a participant past pages of its own (the waves')
+        self.follows: Callable[[str], str] = lambda state: ""
         self.study = participant.study
         self.texts = participant.page_texts  # placeholders filled from their design
         #: the participant's language (one of the study's), for every text of the page
@@ -291,6 +296,7 @@ class ProfilePage(Page):
             participant=self.participant, values=values, attention_answers=checks, then=self.then
         )
         release.participant_schedule(participant=p, now=timezone.now())
+        waves.wave_open(participant=p, now=timezone.now())
 
 
 class DecisionPage(Page):
@@ -466,13 +472,12 @@ class EvaluationPage(Page):
                 }
             )
         intro = str(self.texts.get("plan_intro") or _("Plan {position} of {total}."))
+        shown = self.recourse.position - self.plans[0].position + 1  # a later wave's too
         return {
             "rows": rows,
-            "position": self.recourse.position,
+            "position": shown,
             "total": self.total,
-            "intro": intro.replace("{position}", str(self.recourse.position)).replace(
-                "{total}", str(self.total)
-            ),
+            "intro": intro.replace("{position}", str(shown)).replace("{total}", str(self.total)),
         }
 
     def submit(self, form: forms.Form) -> None:

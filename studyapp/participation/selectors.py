@@ -8,6 +8,7 @@ from django.db.models import Count, Exists, F, OuterRef, QuerySet
 
 from studyapp.models import Evaluation, Participant, Recourse, Study
 from studyapp.participation.study_cache import study_at
+from studyapp.wave_models import plan_offset
 
 S = Participant.State
 G = Participant.Generation
@@ -59,8 +60,9 @@ def participant_get_status(*, code: str) -> Participant | None:
 def participant_plans(*, participant: Participant) -> list[Recourse]:
     """The participant's plans in order, each with `done` (evaluated or not), in one query:
     the plan page needs the current one and how many there are."""
+    offset = plan_offset(participant.pk, participant.wave)  # a multi-wave study's wave
     return list(
-        Recourse.objects.filter(participant_id=participant.pk)
+        Recourse.objects.filter(participant_id=participant.pk, position__gt=offset)
         .annotate(done=Exists(Evaluation.objects.filter(recourse_id=OuterRef("pk"))))
         .order_by("position")
     )

@@ -41,7 +41,7 @@ COPIED = (
     "waiting_timeout_s", "page_timeouts", "page_min_seconds", "approved_branch",
     "design_check_thresholds",
     "kind", "release_mode", "release_after_days", "reminder_every_days", "max_reminders",
-    "return_deadline_days", "time_zone", "retention", "integrity_signals",
+    "return_deadline_days", "time_zone", "retention", "integrity_signals", "waves",
 )  # fmt: skip
 
 

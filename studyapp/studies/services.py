@@ -213,10 +213,12 @@ def study_set_state(
         from studyapp.generation.method_fitting import generating_methods, methods_check
         from studyapp.studies.model_training import missing_model_problem
         from studyapp.studies.translation_catalogue import missing_problem
+        from studyapp.studies.wave_checks import waves_live_problems
 
         missing = missing_model_problem(study, generating_methods(study))
         problems = [missing] if missing else methods_check(study)
         problems += [p for p in [missing_problem(study)] if p]
+        problems += waves_live_problems(study)
         if problems:
             raise StudyError(f"study {study.slug} cannot go live: " + "; ".join(problems))
     with transaction.atomic():

@@ -57,6 +57,7 @@ DRAFT_ONLY = (
     "approved_branch",
     "kind",
     "integrity_signals",
+    "waves",
 )
 #: settings a researcher may change at any time (a title, the panel's codes and redirects,
 #: quotas: a top-up only turns fewer people away; the release schedule, which those still

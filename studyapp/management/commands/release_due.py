@@ -7,10 +7,10 @@ from __future__ import annotations
 from typing import Any
 
 from studyapp.management.base import StudyCommand
-from studyapp.participation import release
+from studyapp.participation import release, waves
 
 #: a step's name as a dry run says it
-WOULD = {
+WOULD = {  # (a dry run previews the delayed release only, not multi-wave studies' waves)
     "released": "would release",
     "reminded": "would remind",
     "expired": "would expire",
@@ -40,8 +40,8 @@ class Command(StudyCommand):
         if options["dry_run"]:
             self.stdout.write(f"dry run as at {now.isoformat()}: nothing is changed or sent")
             done = release.tick_preview(now=now)
-        else:
-            done = release.tick(now=now)
+        else:  # multi-wave studies' waves too, as the beat task runs them
+            done = {**release.tick(now=now), **waves.tick(now=now)}
         for what, ids in done.items():
             label = WOULD[what] if options["dry_run"] else what
             self.stdout.write(

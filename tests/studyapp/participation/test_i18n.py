@@ -38,6 +38,9 @@ SOURCES = [
             "assignment",
             "questionnaire",
             "question_forms",
+            "waves",  # a multi-wave study's pages, messages and e-mail
+            "wave_pages",
+            "wave_changes",
         )
     ),
     "definition/outcomes",  # the end pages' texts
