@@ -6,7 +6,7 @@ them, and the participant flow has its own tests)."""
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
@@ -32,6 +32,8 @@ PERM_SETS = {
     "full": ("view_", "change_", "add_", "delete_"),
 }
 SCHEMA = carloan_schema()
+#: PBKDF2 at production strength costs seconds per account on this machine
+FAST_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def pool_csv(n: int = 40, seed: int = 3) -> bytes:
@@ -155,7 +157,7 @@ def make_cast(*, participants: bool = True) -> Cast:
 @pytest.fixture(autouse=True)
 def _fast_passwords(settings: Any) -> None:
     """PBKDF2 at production strength costs seconds per account on this machine."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+    settings.PASSWORD_HASHERS = FAST_HASHERS
 
 
 @pytest.fixture(autouse=True)
@@ -171,6 +173,38 @@ def _fresh_throttles() -> Any:
 @pytest.fixture
 def cast(db: Any) -> Cast:
     return make_cast()
+
+
+@pytest.fixture(scope="module")
+def module_cast_ids(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str, Any]]:
+    """The cast made once for a module, inside a transaction that is rolled back when the
+    module ends; each test (`db`) runs in a savepoint of it and rolls back to it, as Django's
+    `TestCase.setUpTestData` does. For modules of many tests on one unchanged cast: making it
+    costs more than most of their requests."""
+    from django.db import transaction
+    from django.test.utils import override_settings
+
+    with django_db_blocker.unblock(), override_settings(PASSWORD_HASHERS=FAST_HASHERS):
+        outer = transaction.atomic()
+        outer.__enter__()
+        try:
+            made = make_cast()
+            yield {
+                "users": {role: user and user.pk for role, user in made.users.items()},
+                "study": made.study.pk,
+            }
+        finally:
+            transaction.set_rollback(True)
+            outer.__exit__(None, None, None)
+
+
+@pytest.fixture
+def module_cast(db: Any, module_cast_ids: dict[str, Any]) -> Cast:
+    """`module_cast_ids`' cast read back afresh for each test (a test that changed an object
+    in memory leaves the next one the rows as they are)."""
+    User = get_user_model()
+    users = {role: pk and User.objects.get(pk=pk) for role, pk in module_cast_ids["users"].items()}
+    return Cast(users=users, study=Study.objects.get(pk=module_cast_ids["study"]))
 
 
 @pytest.fixture

@@ -26,6 +26,12 @@ from tests.studyapp.api.study_file_rows import study_file_rows
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def cast(module_cast: Cast) -> Cast:
+    """One cast for the module's hundreds of requests (each test rolls back its own)."""
+    return module_cast
+
+
 def expect(*, other: int, shared: int, owner: int, superuser: int | None = None) -> dict:
     """Anonymous 401 and non-staff 403 always; the researchers as given."""
     return {
