@@ -7,6 +7,7 @@ and PostgreSQL + Redis (a throwaway database and a queue name of its own).
 
 from __future__ import annotations
 
+import atexit
 import os
 import signal
 import socket
@@ -44,8 +45,10 @@ def postgres_redis_env(var_dir: Path, pg_url: str, redis_url: str) -> Iterator[d
 
     name = f"recourse_it_{uuid.uuid4().hex[:10]}"
     queue = f"studyapp-test-{uuid.uuid4().hex[:10]}"
+    template = _migrated_template(pg_url, var_dir)
     with psycopg.connect(f"{pg_url}/postgres", autocommit=True) as conn:
-        conn.execute(f'CREATE DATABASE "{name}"')
+        conn.execute(f'CREATE DATABASE "{name}" TEMPLATE "{template}"')
+    _migrated_urls.add(f"{pg_url}/{name}")
     env = embedded_env(var_dir)
     env.update(
         DATABASE_URL=f"{pg_url}/{name}", CELERY_BROKER_URL=f"{redis_url}/0", STUDYAPP_QUEUE=queue
@@ -60,8 +63,84 @@ def postgres_redis_env(var_dir: Path, pg_url: str, redis_url: str) -> Iterator[d
             client.delete(key)
 
 
+#: per PostgreSQL server (its URL), a database this process migrated once: each throwaway
+#: database is created from it (`CREATE DATABASE ... TEMPLATE`, a file copy), not migrated
+_templates: dict[str, str] = {}
+#: throwaway databases made from a template: already at the current migrations
+_migrated_urls: set[str] = set()
+
+
+def _migrated_template(pg_url: str, var_dir: Path) -> str:
+    import psycopg
+
+    if pg_url not in _templates:
+        name = f"recourse_tpl_{uuid.uuid4().hex[:10]}"
+        with psycopg.connect(f"{pg_url}/postgres", autocommit=True) as conn:
+            conn.execute(f'CREATE DATABASE "{name}"')
+        env = embedded_env(var_dir / "template")
+        env["DATABASE_URL"] = f"{pg_url}/{name}"
+        manage(env, "migrate", "--noinput", "-v0")
+        _templates[pg_url] = name
+        atexit.register(_drop_quietly, pg_url, name)
+    return _templates[pg_url]
+
+
+def _drop_quietly(pg_url: str, name: str) -> None:
+    """Drop a template at exit; a server the test stopped (its own cluster) has none left."""
+    import psycopg
+
+    try:
+        with psycopg.connect(f"{pg_url}/postgres", autocommit=True, connect_timeout=5) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    except psycopg.Error:
+        pass
+
+
 def manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
-    """Run a management command; raise with its stderr if it fails."""
+    """Run a management command; raise with its stderr if it fails. `create_demo_study` on a
+    fresh embedded database is run once per set of arguments in this process, and copied."""
+    if args[:1] == ("create_demo_study",):
+        return _demo_study(env, args, timeout)
+    return _manage(env, *args, timeout=timeout)
+
+
+#: create_demo_study's arguments -> the database it left on a freshly migrated embedded one
+#: (a copy), and what it printed
+_demo_dbs: dict[tuple[str, ...], tuple[Path, str]] = {}
+
+
+def _demo_study(env: dict[str, str], args: tuple[str, ...], timeout: float) -> str:
+    """The demo study on a fresh embedded database: the same arguments give the same study
+    (its pool and model come from fixed seeds), so the command's database is kept and copied
+    for the next test that asks for it. Anything else (PostgreSQL, a database that holds
+    more, a command that queued tasks in the broker file) runs the command itself."""
+    import filecmp
+    import shutil
+    import tempfile
+
+    var = Path(env["STUDYAPP_VAR_DIR"])
+    target = var / "db.sqlite3"
+    fresh = (
+        "DATABASE_URL" not in env
+        and bool(_migrated_sqlite)
+        and target.exists()
+        and not (var / "db.sqlite3-wal").exists()
+        and filecmp.cmp(target, _migrated_sqlite[0], shallow=False)
+    )
+    if fresh and args in _demo_dbs:
+        shutil.copyfile(_demo_dbs[args][0], target)
+        return _demo_dbs[args][1]
+    printed = _manage(env, *args, timeout=timeout)
+    untouched_broker = not any(var.glob("celery-broker.sqlite*"))
+    if fresh and untouched_broker and not (var / "db.sqlite3-wal").exists():
+        kept = Path(tempfile.mkdtemp(prefix="recourse-demo-")) / "db.sqlite3"
+        shutil.copyfile(target, kept)
+        atexit.register(shutil.rmtree, kept.parent, ignore_errors=True)
+        _demo_dbs[args] = (kept, printed)
+    return printed
+
+
+def _manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
     r = subprocess.run(
         [sys.executable, "manage.py", *args],
         cwd=ROOT,
@@ -84,12 +163,14 @@ def migrate(env: dict[str, str]) -> None:
 
     A new SQLite database of the embedded default becomes a copy of one that this process
     migrated once (migrating an empty database gives the same file every time, and the
-    command costs seconds a test); PostgreSQL and an existing file are migrated in place."""
-    import atexit
+    command costs seconds a test), as a throwaway PostgreSQL database of `postgres_redis_env`
+    is made from a migrated template; any other database is migrated in place."""
     import shutil
     import tempfile
 
     target = Path(env["STUDYAPP_VAR_DIR"]) / "db.sqlite3"
+    if env.get("DATABASE_URL") in _migrated_urls:
+        return  # made from a migrated template (`postgres_redis_env`)
     if "DATABASE_URL" in env or target.exists():
         manage(env, "migrate", "--noinput", "-v0")
         return
