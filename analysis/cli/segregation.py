@@ -63,8 +63,15 @@ def register(subparsers: Any) -> None:
     p.add_argument("--minority", help="value of --group that is the minority (default: smaller)")
     p.add_argument("--clusters", type=int, default=30, help="KMeans neighbourhoods (30)")
     p.add_argument("--seed", type=int, default=0, help="seed for KMeans and sampling (0)")
-    p.add_argument("--backend", choices=("numpy", "torch"), default="numpy")
-    p.add_argument("--device", help="torch device, e.g. cuda (torch backend only)")
+    p.add_argument(
+        "--backend",
+        choices=("numpy", "numba", "torch", "auto"),
+        default="numpy",
+        help="numpy: blocks on the CPU cores; numba: numpy's, with the minority x majority pass "
+        "one compiled kernel; torch: torch blocks on --device; auto: torch on the GPU when "
+        "torch sees one, else numba where installed, else numpy (numpy)",
+    )
+    p.add_argument("--device", help="torch device, e.g. cuda (--backend torch or auto)")
     p.add_argument("--jobs", type=int, help="CPU threads for the numpy backend (all cores)")
 
 
@@ -111,8 +118,8 @@ def run_segregation(args: argparse.Namespace) -> int:
             raise CliError(f"--eps-quantile must be in [0, 1], got {args.eps_quantile}")
         if args.jobs is not None and args.jobs < 1:
             raise CliError(f"--jobs must be >= 1, got {args.jobs}")
-        if args.device and args.backend != "torch":
-            raise CliError("--device needs --backend torch")
+        if args.device and args.backend in ("numpy", "numba"):
+            raise CliError("--device needs --backend torch or auto")
         refuse_json_flag(args, INDICES_JSON)
         out = out_folder(args.out)
         X, g, u = read_population(args.input, args.group, features, args.units)

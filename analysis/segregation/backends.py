@@ -19,6 +19,23 @@ Progress = Callable[[str, int, int], None]  # (stage, blocks done, blocks in sta
 _TORCH_MIN_BLOCK = 1 << 15  # smaller blocks: numpy (torch's per-call overhead dominates)
 _TORCH_PAIRS = 300_000_000  # smaller passes do not import torch (seconds; numpy's exp is 3×)
 _LAZY = object()  # NumpyOps._torch before torch is wanted
+_NUMBA_PAIRS = 50_000_000  # smaller cross passes run numpy's blocks (under 0.3 s of CPU)
+
+
+def _numpy_exp_vectorised() -> bool:
+    """Whether numpy's float64 exp runs in SIMD here: numpy vectorises it for AVX-512F
+    only (elsewhere it calls libm per element, 3× slower than torch's SLEEF kernel; with
+    AVX-512 numpy's took half of torch's time, measured on an AMD EPYC Zen 4)."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__
+    except ImportError:  # pragma: no cover - numpy < 2
+        return False
+    return bool(__cpu_features__.get("AVX512F"))
+
+
+#: numpy's exp and product on the CPU; torch's kernels are imported only where numpy's
+#: float64 exp is not vectorised (and a pass is large)
+NUMPY_EXP = _numpy_exp_vectorised()
 
 
 class NumpyOps:
@@ -28,9 +45,11 @@ class NumpyOps:
     eight at a time in the bytes of a uint64 (`_packed_counts`) cannot overflow.
     Passes that only compare block values with thresholds screen in float32 (`screen`:
     OpenBLAS's sgemm, the pairs near a threshold rechecked in float64, so the counts are
-    the float64 pass's). Where torch is installed and a pass is large, its CPU kernels do
-    the float64 product and the exp/sum chain of proximity on the same memory (zero-copy
-    views); the results stay exact (see `geometry`).
+    the float64 pass's). Where numpy's float64 exp is scalar (`NUMPY_EXP` false: no
+    AVX-512) and a pass is large, torch's CPU kernels do the float64 product and the
+    exp/sum chain of proximity on the same memory (zero-copy views); with AVX-512 numpy's
+    own exp is twice as fast as torch's and torch is not imported. The results stay exact
+    either way (see `geometry`).
     """
 
     single = True  # passes may screen in float32 (`screen`): exact, and cheaper on AVX2
@@ -49,6 +68,8 @@ class NumpyOps:
         """Import torch for its kernels before a pass of this many pairs, when the pass is
         long enough to repay the import (seconds); small populations stay on numpy's."""
         # _TORCH_MIN_BLOCK = 1 asks for torch's kernels on every block, however small
+        if _TORCH_MIN_BLOCK > 1 and NUMPY_EXP:
+            return
         least = _TORCH_PAIRS if _TORCH_MIN_BLOCK > 1 else 0
         if self._torch is _LAZY and pairs >= least:
             try:
@@ -81,15 +102,17 @@ class NumpyOps:
         """a @ b.T into a per-thread buffer of that shape (saves an allocation and its
         page faults per block); the caller is done with a block before the next."""
         t = self.torch
-        if t is None or a.shape[0] * b.shape[0] < _TORCH_MIN_BLOCK:
-            return a @ b.T
         shape = (a.shape[0], b.shape[0])
         bufs = self._local.__dict__.setdefault("bufs", {})
         out = bufs.get(shape)
+        if t is None or a.shape[0] * b.shape[0] < _TORCH_MIN_BLOCK:
+            if out is None:
+                out = bufs[shape] = np.empty(shape)
+            return np.matmul(a, b.T, out=out)
         if out is None:
-            out = bufs[shape] = t.empty(shape, dtype=t.float64)
-        t.mm(t.from_numpy(a), t.from_numpy(b).T, out=out)
-        return out.numpy()
+            out = bufs[shape] = t.empty(shape, dtype=t.float64).numpy()
+        t.mm(t.from_numpy(a), t.from_numpy(b).T, out=t.from_numpy(out))
+        return out
 
     @staticmethod
     def count(mask: np.ndarray, axis: int | None = None) -> np.ndarray | int:
@@ -165,6 +188,38 @@ class NumpyOps:
         finally:
             if torch is not None:
                 torch.set_num_threads(torch_threads)
+
+
+class NumbaOps(NumpyOps):
+    """NumpyOps whose minority × majority pass is one compiled kernel (`fused`: distance,
+    ε count, sqrt, exp and sum per pair in registers, rows in parallel on `n_jobs`
+    threads); the minority passes stay numpy's. Small passes stay numpy's too: numba's
+    import and cached code cost about 0.4 s, its first compile on a machine several."""
+
+    def fused_cross(
+        self,
+        X: np.ndarray,
+        rows_idx: np.ndarray,
+        cols_idx: np.ndarray,
+        eps: float | None,
+        proximity: bool,
+    ) -> tuple[np.ndarray | None, float] | None:
+        """The cross pass's (counts, Σ exp(−distance)) from the kernel, or None below
+        `_NUMBA_PAIRS` pairs (the caller then runs numpy's blocks)."""
+        if len(rows_idx) * len(cols_idx) < _NUMBA_PAIRS:
+            return None
+        from .fused import cross_counts_and_sums
+
+        return cross_counts_and_sums(
+            X, rows_idx, cols_idx, eps, proximity, self.n_jobs, self.progress
+        )
+
+
+def numba_available() -> bool:
+    """Whether numba is installed (looked up without importing it)."""
+    import importlib.util
+
+    return importlib.util.find_spec("numba") is not None
 
 
 def row_block_tasks(task: Callable[[int], Any], n: int, step: int) -> list[Callable[[], Any]]:
@@ -282,18 +337,27 @@ def gpu_available() -> bool:
 
 
 def make_ops(backend: str = "numpy", device: str | None = None, n_jobs: int | None = None) -> Any:
-    """`auto`: torch on the GPU when one is present, else numpy blocks on the CPU cores."""
+    """`auto`: torch on the GPU when one is present, else the numba kernel on the CPU cores
+    where numba is installed, else numpy blocks."""
     if backend == "auto":
         if device not in (None, "cpu") or (device is None and gpu_available()):
             return TorchOps(device=device)
-        backend = "numpy"
-    if backend == "numpy":
+        backend = "numba" if numba_available() else "numpy"
+    if backend in ("numpy", "numba"):
         if device not in (None, "cpu"):
-            raise SegregationInputError("the numpy backend runs on the CPU; use backend='torch'")
-        return NumpyOps(n_jobs=n_jobs)
+            raise SegregationInputError(
+                f"the {backend} backend runs on the CPU; use backend='torch'"
+            )
+        if backend == "numba" and not numba_available():
+            raise SegregationInputError(
+                "backend 'numba' needs the numba package (pip install numba); use backend='numpy'"
+            )
+        return (NumbaOps if backend == "numba" else NumpyOps)(n_jobs=n_jobs)
     if backend == "torch":
         return TorchOps(device=device)
-    raise SegregationInputError(f"unknown backend {backend!r}; expected 'numpy', 'torch' or 'auto'")
+    raise SegregationInputError(
+        f"unknown backend {backend!r}; expected 'numpy', 'numba', 'torch' or 'auto'"
+    )
 
 
 def triangle_mask(ops: Any, s: Any, r0: int, c0: int) -> None:

@@ -323,7 +323,13 @@ def cross_pass(
     given) and the sum of exp(−distance) over all pairs (if proximity).
 
     Proximity needs every pair's float64 block value, and the counts then come from the
-    same block; counts alone are screened in float32 (`screen`)."""
+    same block; counts alone are screened in float32 (`screen`). Where the backend has a
+    compiled kernel for the whole pass (`backends.NumbaOps`), it does the pass instead."""
+    fused = getattr(ops, "fused_cross", None)
+    if fused is not None:
+        out = fused(geo.X, rows_idx, cols_idx, eps, proximity)
+        if out is not None:
+            return out
     m, big = len(rows_idx), len(cols_idx)
     lo2 = hi2 = 0.0
     if eps is not None:
@@ -354,12 +360,13 @@ def cross_pass(
                 counts(r0, c0, rows, i, j)
                 continue
             s = ops.gemm(op.A[r0:r1], op.B[c0 : c0 + bc])
-            if rows is not None:
+            low = ops.minimum(s)
+            if rows is not None and low <= hi2:  # a block wholly beyond ε adds no counts
                 lt = s < lo2
                 rc = ops.host(ops.count(lt, axis=1))
                 rows += rc
                 counts(r0, c0, rows, *_band(ops, s, lt, rc, hi2))
-            if ops.minimum(s) < _SMALL_SQ:
+            if low < _SMALL_SQ:
                 i, j = ops.nonzero(s < _SMALL_SQ)
                 d = canonical_distances(geo.X, rows_idx[i + r0], cols_idx[j + c0])
                 sums.append(float(np.exp(-d).sum()))

@@ -136,3 +136,19 @@ def test_cli_runs_as_a_module(population_csv, tmp_path):
     )
     assert done.returncode == 2 and "not allowed with argument" in done.stderr
     assert not out.exists()
+
+
+def test_cli_auto_backend_without_a_gpu_gives_the_numpy_figures(
+    population_csv, tmp_path, monkeypatch
+):
+    """`--backend auto` runs numpy's blocks when torch sees no GPU: the same files."""
+    from analysis.segregation import backends
+
+    monkeypatch.setattr(backends, "gpu_available", lambda: False)
+    path, _ = population_csv
+    written = []
+    for backend in ("numpy", "auto"):
+        out = tmp_path / backend
+        assert main(_argv(path, out, "a,b,c", "--backend", backend, "--no-progress")) == 0
+        written.append([(out / name).read_bytes() for name in ("indices.json", "indices.csv")])
+    assert written[0] == written[1]
