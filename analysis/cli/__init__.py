@@ -6,6 +6,7 @@ COMMANDS = (
     "gamm",
     "study",
     "methods",
+    "registered",
     "segregation",
     "effects",
     "waves",

@@ -116,6 +116,28 @@ def _participant_reasons(export: StudyExport) -> pd.Series:
     return reason
 
 
+#: the rules `rule_reasons` applies, in order: the ones a registration names
+#: (`analysis_plan.exclusions.analysis`, read by `analysis.study.registered`)
+EVALUATION_RULES = (WITHDREW, ATTENTION, IMPOSSIBLE, FALLBACK)
+
+
+def rule_reasons(export: StudyExport, by_participant: pd.Series | None = None) -> pd.Series:
+    """Per evaluation, the first of `EVALUATION_RULES` that drops it ("" for none): the part
+    of the selection that does not depend on the compared factor, so that a registered run
+    applies it to the seed study's models too."""
+    ev = export.evaluations
+    if by_participant is None:
+        by_participant = _participant_reasons(export)
+    reasons = pd.Series("", index=ev.index, dtype=object)
+    reasons[:] = ev["participant"].astype(str).map(by_participant).fillna("").to_numpy()
+    impossible = ~ev.index.isin(export.kept_evaluations().index)
+    reasons[(reasons == "") & impossible] = IMPOSSIBLE
+    if FALLBACK_COLUMN in ev:  # a substitute would be counted as the method's own plan
+        fallback = ev[FALLBACK_COLUMN].astype("string").str.strip().fillna("") != ""
+        reasons[(reasons == "") & fallback] = FALLBACK
+    return reasons
+
+
 def select_evaluations(
     export: StudyExport,
     factor: str = "strategy",
@@ -164,14 +186,8 @@ def select_evaluations(
             f"--reference {reference!r} is not a level of {factor!r} "
             f"(levels: {', '.join(all_levels)})"
         )
-    reasons = pd.Series("", index=ev.index, dtype=object)
     by_participant = _participant_reasons(export)
-    reasons[:] = ev["participant"].astype(str).map(by_participant).fillna("").to_numpy()
-    impossible = ~ev.index.isin(export.kept_evaluations().index)
-    reasons[(reasons == "") & impossible] = IMPOSSIBLE
-    if FALLBACK_COLUMN in ev:  # a substitute would be counted as the method's own plan
-        fallback = ev[FALLBACK_COLUMN].astype("string").str.strip().fillna("") != ""
-        reasons[(reasons == "") & fallback] = FALLBACK
+    reasons = rule_reasons(export, by_participant)
     no_value = f"no {factor} value"
     reasons[(reasons == "") & (values == "")] = no_value
     kept = reasons == ""
@@ -200,7 +216,7 @@ def select_evaluations(
         )
     k_used = int(min(k, *(distinct[lv] for lv in levels)))
     frame = ev.assign(**{factor: values})
-    rules = [WITHDREW, ATTENTION, IMPOSSIBLE, FALLBACK, no_value, too_rare, too_flat]
+    rules = [*EVALUATION_RULES, no_value, too_rare, too_flat]
     selection = Selection(frame, reasons, factor, distance, levels, all_levels, k_used, {}, rules)
     if selection.kept["participant"].nunique() < 2:
         raise StudyReportError(

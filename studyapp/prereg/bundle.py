@@ -17,6 +17,7 @@ from django.db import transaction
 from analysis.contract import DISTANCE_COLUMNS, RATING_COLUMNS
 from analysis.study import selection
 from analysis.study.methods_report import model_formulas
+from analysis.study.registered import seed_formula
 from studyapp.definition import study_file as sf
 from studyapp.models import Study
 from studyapp.prereg.history import latest_version
@@ -30,13 +31,15 @@ PARTICIPANT = "participant"
 
 
 def registered_models(settings: dict[str, Any]) -> dict[str, str]:
-    """Model name -> formula (mgcv syntax): the seed study's four GAMMs and, per rating, the
-    method comparison's two models (by condition where the study has conditions)."""
+    """Model name -> formula (mgcv syntax): the seed study's four GAMMs (random intercept and
+    slope per participant, as `recourse-analysis study` fits them) and, per rating, the
+    method comparison's two models (by condition where the study has conditions); both
+    written by the analysis's own functions, which `recourse-analysis registered` reads
+    them back with."""
     models = {}
-    re = f"s({PARTICIPANT}, bs = 're')"
     for outcome in RATING_COLUMNS:
         for distance in DISTANCE_COLUMNS:
-            models[f"{outcome}_{distance}"] = f"{outcome} ~ s({distance}, k = {K}) + {re}"
+            models[f"{outcome}_{distance}"] = seed_formula(outcome, distance, K)
     factor = "condition" if len(settings.get("conditions") or []) > 1 else "strategy"
     for outcome in RATING_COLUMNS:
         common, by = model_formulas(outcome, factor, "proximity", K)

@@ -72,8 +72,9 @@ def test_going_live_registers_once_and_the_hash_is_stable(draft: Study, tmp_path
     assert regs[0].sha256 in md
     plan = json.loads(a)["analysis_plan"]
     assert plan["seeds"] == {"recourse_selection": 7}
-    assert (
-        "acceptance ~ s(proximity, k = 10) + s(participant, bs = 're')" in plan["models"].values()
+    assert plan["models"]["acceptance_proximity"] == (
+        "acceptance ~ s(proximity, k = 10) + s(participant, bs = 're') "
+        "+ s(participant, proximity, bs = 're')"
     )
 
 
