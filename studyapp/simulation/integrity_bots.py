@@ -48,6 +48,11 @@ class PacedBot(Bot):
     ) -> None:
         super().__init__(study, **kwargs)
         self.think = think
+        #: how long this person has been in their job, from their seed: a detail of their own
+        #: in each reason they write, so two careful people never write the same text (the
+        #: identical-text signal looks for texts shared across participants)
+        seed = int(kwargs["seed"])
+        self.tenure = f"{seed // 12} years and {seed % 12} months in my job"
 
     def page_seconds(self, page: str) -> float:
         plan, questions, other = self.seconds
@@ -61,7 +66,7 @@ class PacedBot(Bot):
         opener = _OPENERS[int(self.rng.integers(len(_OPENERS)))]
         reason = _REASONS[int(self.rng.integers(len(_REASONS)))]
         months = int(self.rng.integers(2, 37))
-        return f"{opener}, {reason}; maybe in {months} months."
+        return f"{opener}, {reason}; maybe in {months} months, after {self.tenure}."
 
     def field_signals(self, name: str, value: Any, at_ms: int) -> dict[str, Any]:
         """What the script records for one answered field: typed text, or a choice."""

@@ -162,6 +162,7 @@ def study_config(study: Study) -> dict[str, Any]:
         "time_zone": study.time_zone,
         "retention": study.retention or {},
         "integrity_signals": study.integrity_signals,
+        "waves": study.waves,
     }
 
 

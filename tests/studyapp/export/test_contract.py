@@ -142,7 +142,7 @@ def test_outcome_map_covers_the_models_states_and_codes() -> None:
     # a new state must be placed: an end state gets an outcome, anything else is unfinished
     assert states - set(contract.STATE_OUTCOME) == {
         "screening", "consent", "questions_pre", "scenario", "profile", "decision", "waiting",
-        "evaluating", "questions_post",
+        "evaluating", "questions_post", "wave_follow", "wave_away", "wave_changes",
     }  # fmt: skip
     # the completion codes: one per outcome a study configures, no_recourse credited
     assert set(contract.CODE_OUTCOME.values()) == set(models.OUTCOMES)
