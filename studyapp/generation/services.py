@@ -98,6 +98,12 @@ def recourses_generate(*, participant_id: int, may_wait: bool = True) -> str:
     t0 = time.perf_counter()
     try:
         schema, index = worker_cache.pool_index_for(p.study)
+        if p.wave > 1 and wave_model_store.is_multi_wave(p.study):
+            # a later wave's plans: the ones the model in force for it approves (retrained
+            # or another seed's), not the study's first model
+            model, row = wave_model_store.model_in_force(p.study, p.condition, p.wave)
+            if row.policy != "frozen":
+                index = worker_cache.pool_index_with_model(p.study, model, row.model_hash)
         values = (
             Profile.objects.values_list("values", flat=True).filter(participant_id=p.pk).first()
         )

@@ -52,6 +52,20 @@ def pool_index_for(study: Any) -> tuple[FeatureSchema, PoolIndex]:
     return schema, index
 
 
+def pool_index_with_model(study: Any, model: Any, model_hash: str) -> PoolIndex:
+    """The study's pool prepared for another decision model (a multi-wave study's model in
+    force for a wave: `generation.wave_model_store`), so that the plans of that wave are
+    the ones that model approves; cached beside the study's own index, per model hash."""
+    schema, base = pool_index_for(study)
+    key = (*_cache_key(study), "model", model_hash)
+    with _lock:
+        index = _index_cache.get(key)
+        if index is None:
+            index = PoolIndex(schema, base.pool, model)
+            _index_cache[key] = index
+    return index
+
+
 def generators_for(
     study: Any, design: Design, schema: FeatureSchema
 ) -> tuple[dict[str, Generator], list[str]]:

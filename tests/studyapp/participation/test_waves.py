@@ -108,12 +108,12 @@ def test_three_waves_by_bots(multi: Study) -> None:
     start_time = timezone.now()
     bots = [
         WaveBot(multi, seed=s, test=False, mode=("full", "partial", "none")[s % 3], rate=0.3)
-        for s in range(21)
+        for s in range(100)
     ]
     results = pilot(bots, waves=3, advance=lambda k: start_time + timedelta(days=8 * (k - 1)))
     assert all(r.outcome in ("approved", "completed", "no_recourse") for r in results)
     people = Participant.objects.filter(study=multi)
-    assert people.count() == 21 and not people.filter(state__startswith="wave_").exists()
+    assert people.count() == 100 and not people.filter(state__startswith="wave_").exists()
 
     # every wave each participant reached is recorded, with the model that decided it
     rows = list(Wave.objects.filter(participant__study=multi))
@@ -152,6 +152,22 @@ def test_three_waves_by_bots(multi: Study) -> None:
     for _, ch in changes_csv.iterrows():
         assert ch["before"] == by_key[(ch["participant"], ch["wave"] - 1)].values[ch["item"]]
         assert ch["after"] == by_key[(ch["participant"], ch["wave"])].values[ch["item"]]
+
+    # every plan shown was approved by the model in force for its wave (a retrained wave's
+    # plans come from that model's candidates, not the study's first model's)
+    in_force = {}
+    for row in WaveModel.objects.filter(study=multi):
+        blob = row.blob if row.blob else Study.objects.get(pk=multi.pk).decision_model_blob
+        in_force[(row.condition, row.wave)] = engine_objects.model_of(
+            "uploaded", blob=bytes(blob), schema=SCHEMA
+        )
+    shown = 0
+    for _, ev in evaluations.iterrows():
+        w = by_key[(ev["participant"], ev["wave"])]
+        cf = np.array([[float(ev[f"cf_{k}"]) for k in SCHEMA.keys]])
+        assert bool(in_force[(w.condition, w.number)].approves(cf)[0]), (w.condition, w.number)
+        shown += w.number > 1 and w.condition == "retrained"
+    assert shown >= 1, "no retrained wave's plans were shown: nothing checked"
 
     # frozen: a fully implemented plan is never rejected at re-application
     model = engine_objects.study_model(Study.objects.get(pk=multi.pk))
