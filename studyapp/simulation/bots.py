@@ -331,9 +331,15 @@ class Bot:
             raise BotError(f"start button: HTTP {r.status_code}")
         return r["Location"]
 
+    #: pages at which the bot leaves, the page its outcome (delayed release: until the release)
+    leaves_at: tuple[str, ...] = ("under_review",)
+
     def run(self) -> BotResult:
         url = self._arrive()
-        result = BotResult(code=url.rstrip("/").rsplit("/", 1)[-1])
+        return self._walk(url, BotResult(code=url.rstrip("/").rsplit("/", 1)[-1]))
+
+    def _walk(self, url: str, result: BotResult) -> BotResult:
+        """The pages from `url` on, answered, up to an end page or one of `leaves_at`."""
         for _ in range(200):
             body = self._get(url)
             m = _PAGE.search(body)
@@ -350,8 +356,8 @@ class Bot:
                 return result
             page = html.unescape(m.group(1))
             result.pages.append(page)
-            if page == "under_review":  # delayed release: the bot leaves until the release
-                result.outcome = "under_review"
+            if page in self.leaves_at:
+                result.outcome = page
                 return result
             if page == "decision":  # Continue opens once the plans are ready, as its script does
                 result.wait_seconds = self._read_decision(url)

@@ -8,7 +8,6 @@ at all. A pilot of a 3-wave study runs in seconds with the clock advanced betwee
 
 from __future__ import annotations
 
-import html
 import re
 from collections.abc import Callable
 from datetime import datetime
@@ -16,7 +15,7 @@ from typing import Any, Literal
 
 from recourse_engine.implementation import implement_plan
 from studyapp.models import Study
-from studyapp.simulation.bots import _CODE, _OUTCOMES, _PAGE, Bot, BotError, BotResult
+from studyapp.simulation.bots import Bot, BotError, BotResult
 
 Mode = Literal["full", "partial", "none"]
 _FOLLOW = re.compile(r'name="followed" value="([^"]+)"')
@@ -29,6 +28,9 @@ AWAY = "wave_away"
 class WaveBot(Bot):
     """A bot that acts on the plan it chose between waves (`mode`, `rate`); it follows a
     plan with probability `follow_rate` (else none)."""
+
+    #: it leaves between waves (and comes back with `resume`)
+    leaves_at = (*Bot.leaves_at, AWAY)
 
     def __init__(
         self,
@@ -51,48 +53,21 @@ class WaveBot(Bot):
         """Wave 1, up to leaving (outcome ``wave_away``) or an end page."""
         self.url = self._arrive()
         self.result = BotResult(code=self.url.rstrip("/").rsplit("/", 1)[-1])
-        return self._walk()
+        return self._walk(self.url, self.result)
 
     def resume(self) -> BotResult:
         """Come back by link: the next wave, up to leaving again or an end page."""
         if not self.url:
             raise BotError("the bot has not started yet")
         self.result.outcome = ""
-        return self._walk()
+        return self._walk(self.url, self.result)
 
-    def _walk(self) -> BotResult:
-        result, url = self.result, self.url
-        for _ in range(200):
-            body = self._get(url)
-            m = _PAGE.search(body)
-            if m is None:
-                if 'id="progress"' in body:
-                    result.pages.append("waiting")
-                    result.wait_seconds = self._wait(url)
-                    continue
-                code = _CODE.search(body)
-                if code is None:
-                    raise BotError(f"{url}: a page with neither a form nor an end code")
-                result.outcome = _OUTCOMES[code.group(1)]
-                result.completion_code = html.unescape(code.group(2)).strip()
-                return result
-            page = html.unescape(m.group(1))
-            result.pages.append(page)
-            if page == AWAY:
-                result.outcome = AWAY
-                return result
-            if page == "decision":
-                result.wait_seconds = self._read_decision(url)
-            if page == "wave_follow":
-                data = self._follow(body)
-            elif page == "wave_changes":
-                data = self._changes(body)
-            else:
-                data = self._answers(page, body)
-            self._post(url, data)
-            if page.startswith("evaluation-"):
-                result.evaluations += 1
-        raise BotError("the flow did not end after 200 pages")
+    def _answers(self, page: str, body: str) -> dict[str, Any]:
+        if page == "wave_follow":
+            return self._follow(body)
+        if page == "wave_changes":
+            return self._changes(body)
+        return super()._answers(page, body)
 
     def _follow(self, body: str) -> dict[str, Any]:
         plans = [v for v in _FOLLOW.findall(body) if v != "none"]
