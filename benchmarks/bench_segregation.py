@@ -215,6 +215,44 @@ def kernel_ns(d: int, share: float, repeats: int = 3) -> None:
     )
 
 
+def _child(cmd: list[str], n: int) -> dict | None:
+    """One size in a fresh process (its own peak memory); None, with its error, on failure."""
+    done = subprocess.run(cmd, capture_output=True, text=True, check=False)
+    if done.returncode:
+        print(f"n={n}: failed\n{done.stderr}", flush=True)
+        return None
+    return json.loads(done.stdout)
+
+
+def _compare(cmd: list[str], n: int, backend: str, row: dict) -> bool | None:
+    """Run the same size on `backend` on the CPU and print whether the results agree: ε and
+    the count-based indices (centralization, Atkinson: ratios of whole counts) exactly, the
+    average proximity (a float sum in another order) to 1e-12 relative."""
+    other = list(cmd)
+    other[other.index("--backend") + 1] = backend
+    if "--device" in other:
+        at = other.index("--device")
+        del other[at : at + 2]
+    ref = _child(other, n)
+    if ref is None:
+        return None
+    exact = ("eps", "centralization", "atkinson")
+    same = {k: row.get(k) == ref.get(k) for k in exact if k in row}
+    prox = [k for k in row if k.startswith("proximity") or k == "avg_proximity"]
+    rel = {k: abs(row[k] - ref[k]) / max(abs(ref[k]), 1e-300) for k in prox if k in ref}
+    ok = all(same.values()) and all(v <= 1e-12 for v in rel.values())
+    print(
+        f"n={n:,} compared with {backend} on the CPU ({ref['pair_indices_s']:.1f} s wall, "
+        f"{ref['pair_indices_cpu_s']:.1f} s CPU): "
+        + ", ".join(f"{k} {'equal' if v else 'DIFFERENT'}" for k, v in same.items())
+        + "".join(f", {k} relative difference {v:.1e}" for k, v in rel.items())
+        + (" -- AGREE" if ok else " -- DISAGREE"),
+        flush=True,
+    )
+    print(json.dumps({"compare": backend, **ref}), flush=True)
+    return ok
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     p.add_argument("--sizes", default="20000,150000")
@@ -229,6 +267,12 @@ def main() -> int:
     p.add_argument("--data", default="uniform", choices=("uniform", "coded", "carloan"))
     p.add_argument("--want", help="comma-separated indices (default: all), e.g. centralization")
     p.add_argument("--kernel-ns", action="store_true", help="the cross pass alone, ns per pair")
+    p.add_argument(
+        "--compare",
+        choices=("numpy", "numba", "torch"),
+        help="also run each size on this backend (CPU) and compare: ε and the count-based "
+        "indices must be equal, proximity to rounding",
+    )
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.kernel_ns:
@@ -258,6 +302,7 @@ def main() -> int:
         sizes.append(1_000_000)
     elif not gpu:
         print("n=1,000,000: not run (no GPU: torch sees none; --million runs it on the CPU)")
+    status = 0
     for n in sizes:
         cmd = [
             sys.executable,
@@ -279,11 +324,9 @@ def main() -> int:
             cmd += ["--jobs", str(a.jobs)]
         if a.want:
             cmd += ["--want", a.want]
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        if done.returncode:
-            print(f"n={n}: failed\n{done.stderr}")
+        row = _child(cmd, n)
+        if row is None:
             return 1
-        row = json.loads(done.stdout)
         bound = flop_bound(n, row["n_minority"], row["d"], peak)
         print(json.dumps(row), flush=True)
         cpu = row["pair_indices_cpu_s"]
@@ -296,10 +339,12 @@ def main() -> int:
             + (" (wall inflated by the load)" if row["load_1min_before"] > cores else ""),
             flush=True,
         )
+        if a.compare and _compare(cmd, n, a.compare, row) is False:
+            status = 1
     after = peak_gflops_gpu(a.device or "cuda") if gpu else peak_gflops()
     print(f"assumed peak measured again after the sizes: {after:.1f} GFLOP/s")
     print(f"load after: {os.getloadavg()}")
-    return 0
+    return status
 
 
 if __name__ == "__main__":
