@@ -5,6 +5,7 @@ has the engine and the analysis but no Django."""
 from __future__ import annotations
 
 import importlib.util
+import sys
 
 DIST = "recourse-study-platform"
 
@@ -66,6 +67,8 @@ def install_hint(module: str) -> str | None:
 def missing_at_startup() -> str | None:
     """The message for the first start-up package that is not installed, else None."""
     for module in STARTUP:
-        if importlib.util.find_spec(module) is None:
+        # a module already imported is installed (kombu replaces its own module object with
+        # one whose __spec__ is None, on which find_spec raises)
+        if module not in sys.modules and importlib.util.find_spec(module) is None:
             return install_hint(module)
     return None

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import warm_python
+
 ROOT = Path(__file__).resolve().parents[1]
 STUDY = Path(sys.executable).parent / "recourse-study"
 #: the settings a user's shell would not have: the test's own `env` alone decides them
@@ -32,6 +34,9 @@ def run_analysis(*args: str, timeout: float = 600) -> subprocess.CompletedProces
 def run_study(args: list[str], cwd: Path, **env: str) -> subprocess.CompletedProcess:
     """`recourse-study ARGS` in `cwd`, with this environment less `STUDY_ENV_DROPPED`, plus `env`."""
     base = {k: v for k, v in os.environ.items() if k not in STUDY_ENV_DROPPED}
+    if warm_python.enabled():
+        return warm_python.run([str(STUDY), *args], cwd, {**base, **env}, 300,
+                               entry="recourse_study:main")  # fmt: skip
     return subprocess.run(
         [str(STUDY), *args],
         cwd=cwd,

@@ -17,6 +17,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests import warm_python
 from tests.browser.pages import Page, at
 from tests.integration.stack import (
     ROOT,
@@ -50,10 +51,9 @@ LINK = (
 )
 
 
-
 def _proc(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    return subprocess.Popen(args, cwd=ROOT, env=env, stdout=open(log, "w"),  # noqa: SIM115
-                            stderr=subprocess.STDOUT, start_new_session=True)  # fmt: skip
+    with open(log, "w") as fh:
+        return warm_python.start(args, ROOT, env, fh)  # type: ignore[return-value]
 
 
 def _stop(p: subprocess.Popen, sig: int) -> None:

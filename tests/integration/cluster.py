@@ -18,6 +18,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests import warm_python
 from tests.integration.stack import ROOT, VENV_BIN, _port_open, _wait_for
 
 #: where Debian installs both (not always on a user's PATH)
@@ -80,11 +81,9 @@ class Node:
     def launch(self) -> None:
         """Start the master without waiting for it to listen."""
         with open(self.log, "a") as fh:
-            self.proc = subprocess.Popen(
+            self.proc = warm_python.start(
                 [str(VENV_BIN / "gunicorn"), "studyapp.config.wsgi", "--bind", self.address,
-                 *self.args, "--access-logfile", "-"],
-                cwd=ROOT, env=self.env, stdout=fh, stderr=subprocess.STDOUT,
-                start_new_session=True,
+                 *self.args, "--access-logfile", "-"], ROOT, self.env, fh,
             )  # fmt: skip
 
     def kill(self) -> None:
@@ -109,10 +108,9 @@ class Worker:
                  args: Sequence[str] = ("--pool=solo",)) -> None:  # fmt: skip
         self.log = log
         with open(log, "w") as fh:
-            self.proc = subprocess.Popen(
+            self.proc = warm_python.start(
                 [str(VENV_BIN / "celery"), "-A", "studyapp", "worker", "-Q", ",".join(queues),
-                 *args, "--loglevel=INFO", "--without-gossip", "--without-mingle"],
-                cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True,
+                 *args, "--loglevel=INFO", "--without-gossip", "--without-mingle"], ROOT, env, fh,
             )  # fmt: skip
 
     def wait_ready(self) -> None:

@@ -19,6 +19,8 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from tests import warm_python
+
 ROOT = Path(__file__).resolve().parents[2]
 VENV_BIN = Path(sys.executable).parent
 
@@ -141,14 +143,17 @@ def _demo_study(env: dict[str, str], args: tuple[str, ...], timeout: float) -> s
 
 
 def _manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
-    r = subprocess.run(
-        [sys.executable, "manage.py", *args],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    if warm_python.enabled():
+        r = warm_python.run(["manage.py", *args], ROOT, env, timeout)
+    else:
+        r = subprocess.run(
+            [sys.executable, "manage.py", *args],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
     if r.returncode != 0:
         raise RuntimeError(f"manage.py {' '.join(args)} failed ({r.returncode}): {r.stderr}")
     return r.stdout
@@ -226,18 +231,16 @@ def running(
     procs: list[subprocess.Popen] = []
     with open(worker_log, "w") as wlog, open(log_dir / "web.log", "w") as glog:
         procs.append(
-            subprocess.Popen(
+            warm_python.start(
                 [str(VENV_BIN / "celery"), "-A", "studyapp", "worker", *worker_args,
-                 "--loglevel=INFO", "--without-gossip", "--without-mingle"],
-                cwd=ROOT, env=env, stdout=wlog, stderr=subprocess.STDOUT, start_new_session=True,
+                 "--loglevel=INFO", "--without-gossip", "--without-mingle"], ROOT, env, wlog,
             )
         )  # fmt: skip
         procs.append(
-            subprocess.Popen(
+            warm_python.start(
                 [str(VENV_BIN / "gunicorn"), "studyapp.config.wsgi", "--bind", f"127.0.0.1:{port}",
                  *(web_args or ("--workers", str(web_workers))), "--timeout", "180",
-                 "--access-logfile", "-"],
-                cwd=ROOT, env=env, stdout=glog, stderr=subprocess.STDOUT, start_new_session=True,
+                 "--access-logfile", "-"], ROOT, env, glog,
             )
         )  # fmt: skip
         try:

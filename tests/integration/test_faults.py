@@ -21,6 +21,7 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+from tests import warm_python
 from tests.integration.stack import (
     ROOT,
     VENV_BIN,
@@ -91,9 +92,8 @@ def _wait(predicate, what: str, timeout: float) -> None:  # noqa: ANN001
 
 
 def _spawn(args: list[str], env: dict[str, str], log: Path) -> subprocess.Popen:
-    fh = open(log, "a")  # noqa: SIM115 - closed when the process ends
-    return subprocess.Popen(args, cwd=ROOT, env=env, stdout=fh, stderr=subprocess.STDOUT,
-                            start_new_session=True)  # fmt: skip
+    with open(log, "a") as fh:
+        return warm_python.start(args, ROOT, env, fh)  # type: ignore[return-value]
 
 
 def _worker(env: dict[str, str], log: Path) -> subprocess.Popen:

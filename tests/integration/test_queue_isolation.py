@@ -8,7 +8,6 @@ from __future__ import annotations
 import json
 import os
 import signal
-import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -17,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from studyapp.config import celery_queues
+from tests import warm_python
 from tests.integration.stack import (
     ROOT,
     VENV_BIN,
@@ -100,11 +100,10 @@ def test_a_long_fit_on_its_queue_does_not_delay_recourses(tmp_path: Path) -> Non
         fits_log = tmp_path / "fits-worker.log"
         worker = ("--pool=solo", "-Q", queues["recourse"])
         with running(env, tmp_path, worker_args=worker) as url, open(fits_log, "w") as flog:
-            fits = subprocess.Popen(
+            fits = warm_python.start(
                 [str(VENV_BIN / "celery"), "-A", "studyapp", "worker", "--pool=solo", *INCLUDE,
                  "-Q", queues["fits"], "-n", "fits@%h", "--loglevel=INFO", "--without-gossip",
-                 "--without-mingle"],
-                cwd=ROOT, env=env, stdout=flog, stderr=subprocess.STDOUT, start_new_session=True,
+                 "--without-mingle"], ROOT, env, flog,
             )  # fmt: skip
             try:
                 deadline = time.monotonic() + 90

@@ -33,7 +33,11 @@ def test_a_failing_command_leaves_no_var_folder(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == []
 
 
-def test_help_lists_serve_and_leaves_nothing(tmp_path: Path) -> None:
+def test_help_lists_serve_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Started cold, as the installed console script (the other tests use the warm one)."""
+    monkeypatch.setenv("RECOURSE_WARM_PYTHON", "0")
     done = run_study(["help"], tmp_path)
     assert done.returncode == 0 and "export_study" in done.stdout
     assert "[recourse-study]\n    serve  (" in done.stdout
