@@ -62,3 +62,11 @@ def test_an_entry_point_runs_with_its_argv(tmp_path: Path) -> None:
                            entry="recourse_study:main")  # fmt: skip
     assert done.returncode == 2, done.stderr
     assert done.stderr == "error: unknown command 'nosuch' (see recourse-study help)\n"
+
+
+def test_a_module_runs_as_python_dash_m_from_its_folder(script: Path, tmp_path: Path) -> None:
+    """`python -m probe 5` in the folder that holds probe.py: found there, argv as -m has it."""
+    done = warm_python.run(["probe", "5"], tmp_path, {}, timeout=60, module="probe")
+    seen = json.loads(done.stdout)
+    assert done.returncode == 5, done.stderr
+    assert seen["argv"] == [str(script), "5"] and seen["path0"] == str(tmp_path)

@@ -67,7 +67,9 @@ for line in requests:
     sys.stdout = open(1, "w", buffering=1, closefd=False)
     sys.stderr = open(2, "w", buffering=1, closefd=False)
     sys.argv = job["argv"]
-    sys.path[0] = os.path.dirname(os.path.abspath(job["argv"][0]))  # as a cold start has it
+    # as a cold start has it: the script's folder, or (python -m) the working folder
+    sys.path[0] = job["cwd"] if job["kind"] == "module" else os.path.dirname(
+        os.path.abspath(job["argv"][0]))
     import atexit
     def _status(path=job["status"], me=os.getpid()):
         if os.getpid() != me:  # a process this one forked (a gunicorn worker) ends
@@ -78,9 +80,12 @@ for line in requests:
     atexit.register(_status)
     sys._warm_code = 1
     try:
-        if job["kind"] == "script":
+        if job["kind"] in ("script", "module"):
             import runpy
-            runpy.run_path(job["argv"][0], run_name="__main__")
+            if job["kind"] == "script":
+                runpy.run_path(job["argv"][0], run_name="__main__")
+            else:
+                runpy.run_module(job["entry"], run_name="__main__", alter_sys=True)
             sys._warm_code = 0
         else:
             module, func = job["entry"].split(":")
@@ -179,14 +184,16 @@ def popen(
     stdout: str,
     stderr: str | None = None,
     entry: str | None = None,
+    module: str | None = None,
 ) -> WarmProcess:
     """Start `argv` (see `run`) in a session of its own, its output appended to the files
     `stdout` and `stderr` (the same file when `stderr` is None), and return at once."""
     folder = tempfile.mkdtemp(prefix="warm-")
     status = os.path.join(folder, "status")
+    kind = "module" if module else "entry" if entry else "script"
     job = {"argv": argv, "cwd": str(cwd), "env": env, "stdout": stdout,
-           "stderr": stderr or stdout, "status": status,
-           "kind": "entry" if entry else "script", "entry": entry}  # fmt: skip
+           "stderr": stderr or stdout, "status": status, "kind": kind,
+           "entry": module or entry}  # fmt: skip
     return WarmProcess(argv, _server.spawn(job), status)
 
 
@@ -196,14 +203,15 @@ def run(
     env: dict[str, str],
     timeout: float,
     entry: str | None = None,
+    module: str | None = None,
 ) -> subprocess.CompletedProcess:
-    """`argv` (a script path and its arguments, or with `entry` "module:function" the
-    program's name and arguments, as a console script has them) in a child of the warm
-    interpreter; like `subprocess.run(..., capture_output=True, text=True)`, and
+    """`argv` (a script path and its arguments; with `entry` "module:function" the
+    program's name and arguments, as a console script has them; with `module`, `python -m
+    module`'s argv, the first item ignored) in a child of the warm interpreter; like `subprocess.run(..., capture_output=True, text=True)`, and
     `subprocess.TimeoutExpired` (the child's process group killed) after `timeout` s."""
     with tempfile.TemporaryDirectory(prefix="warm-") as tmp:
         out, err = os.path.join(tmp, "out"), os.path.join(tmp, "err")
-        proc = popen(argv, cwd, env, out, err, entry)
+        proc = popen(argv, cwd, env, out, err, entry, module)
         try:
             proc.wait(timeout)
         except subprocess.TimeoutExpired:
