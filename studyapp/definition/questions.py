@@ -203,19 +203,32 @@ def read(value: Any) -> list[Question]:
     return [Question.model_validate(q) for q in value or []]
 
 
+#: the fields `Question.model_construct` fills from a factory, with their factories:
+#: pydantic reads a factory's signature each time it calls one there (for `list`, by
+#: parsing its text signature), which made most of a screening page's own work, so `asked`
+#: calls them itself
+_FACTORIES = tuple(
+    (name, field.default_factory)
+    for name, field in Question.model_fields.items()
+    if field.default_factory is not None
+)
+
+
 def asked(
     *, key: str, type: str, label: str, options: Sequence[str] = (), **settings: Any
 ) -> Question:
     """A question asked outside the researcher's questionnaire (a screening question, an
     attention check) in the words it is given, for its type's field, answer check and
     simulated answer. Not validated: its definition was checked where it is kept."""
-    return Question.model_construct(
-        key=key,
-        type=type,
-        text=LanguageText.model_construct(en=label, ja=""),
-        options=LanguageOptions.model_construct(en=[str(o) for o in options], ja=[]),
+    given: dict[str, Any] = {
+        "key": key,
+        "type": type,
+        "text": LanguageText.model_construct(en=label, ja=""),
+        "options": LanguageOptions.model_construct(en=[str(o) for o in options], ja=[]),
         **settings,
-    )
+    }
+    made = {name: make() for name, make in _FACTORIES if name not in given}  # type: ignore[call-arg]
+    return Question.model_construct(set(given), **given, **made)  # the set: what was given
 
 
 def attention_question(check: Mapping[str, Any]) -> Question:

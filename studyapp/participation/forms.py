@@ -277,11 +277,12 @@ def evaluation_form(
         "acceptance": rating(str(texts.get("acceptance_question") or _("Acceptance"))),
         "acceptance_why": reason(why),
     }
+    yes_no = [("yes", _("Yes, impossible")), ("no", _("No, possible"))]  # translated once
     for key in recourse.changed:
         label = _("Impossible for you: %(item)s?") % {"item": schema.item(key).label}
         fields[f"impossible_{key}"] = forms.ChoiceField(
             label=label,
-            choices=[("yes", _("Yes, impossible")), ("no", _("No, possible"))],
+            choices=yes_no,
             widget=forms.RadioSelect,
             error_messages=CHOICE_ERRORS,
         )

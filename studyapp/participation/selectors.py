@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import cache
 from typing import Any
 
 from django.db.models import Count, Exists, F, OuterRef, QuerySet
@@ -23,6 +24,24 @@ def study_get_live(*, slug: str) -> Study | None:
         return None
 
 
+@cache
+def _participant_query() -> QuerySet[Participant]:
+    """What `participant_get` filters, built once per process: a participant request then
+    only adds its code. Never evaluated itself (it would keep its rows); each request's
+    `get` works on a copy, as a view's class-level queryset does."""
+    return Participant.objects.select_related("profile").annotate(
+        study_version=F("study__updated_at")
+    )
+
+
+@cache
+def _plans_query() -> QuerySet[Recourse]:
+    """What `participant_plans` filters, built once per process: resolving the `done`
+    subquery against the plans costs more than the rest of the query's Python."""
+    done = Exists(Evaluation.objects.filter(recourse_id=OuterRef("pk")))
+    return Recourse.objects.annotate(done=done).order_by("position")
+
+
 def participant_get(*, code: str) -> Participant | None:
     """The participant with their profile, and their study (without its large columns) as
     of its version read in the same query: every participant page reads the study, the
@@ -30,11 +49,7 @@ def participant_get(*, code: str) -> Participant | None:
     if not code or len(code) > 40:
         return None
     try:  # get(), not first(): the code is unique, and no ORDER BY to build
-        p = (
-            Participant.objects.select_related("profile")
-            .annotate(study_version=F("study__updated_at"))
-            .get(code=code)
-        )
+        p = _participant_query().get(code=code)
     except Participant.DoesNotExist:
         return None
     p.study = study_at(p.study_id, p.study_version)
@@ -61,11 +76,7 @@ def participant_plans(*, participant: Participant) -> list[Recourse]:
     """The participant's plans in order, each with `done` (evaluated or not), in one query:
     the plan page needs the current one and how many there are."""
     offset = plan_offset(participant.pk, participant.wave)  # a multi-wave study's wave
-    return list(
-        Recourse.objects.filter(participant_id=participant.pk, position__gt=offset)
-        .annotate(done=Exists(Evaluation.objects.filter(recourse_id=OuterRef("pk"))))
-        .order_by("position")
-    )
+    return list(_plans_query().filter(participant_id=participant.pk, position__gt=offset))
 
 
 def participant_current_recourse(*, participant: Participant) -> Recourse | None:

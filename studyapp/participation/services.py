@@ -482,7 +482,7 @@ def evaluation_submit(
     Everything is checked before the transaction, which then holds only the writes (on
     SQLite it holds the database's one writer lock): under the participant's row lock it
     re-checks what another request could have changed meanwhile (their state; this plan
-    rated by a double submit). `plans`: the participant's plans with their `done` flag when
+    rated by a double submit, which the evaluation's unique plan refuses without a read). `plans`: the participant's plans with their `done` flag when
     the caller has just read them (`selectors.participant_plans`).
     """
     for name, value in (("acceptance", acceptance), ("action", action)):
@@ -533,22 +533,23 @@ def evaluation_submit(
         p = _lock(participant, EVALUATION_COLUMNS)
         if p.state != S.EVALUATING:
             raise finished
-        if Evaluation.objects.filter(recourse_id=recourse.pk).exists():
-            raise already
         left = _close_visit(p, page)
         seconds = (left - entered).total_seconds() if entered is not None else 0.0
-        evaluation = Evaluation.objects.create(
-            recourse=recourse,
-            participant=p,
-            acceptance=acceptance,
-            acceptance_why=acceptance_why,
-            impossible=sorted(impossible, key=recourse.changed.index),
-            action=action,
-            action_why=action_why,
-            answers=extra,
-            item_order=list(item_order),
-            seconds_on_page=max(0.0, seconds),
-        )
+        try:  # a plan has one evaluation (unique): a second, stored meanwhile, is refused here
+            evaluation = Evaluation.objects.create(
+                recourse=recourse,
+                participant=p,
+                acceptance=acceptance,
+                acceptance_why=acceptance_why,
+                impossible=sorted(impossible, key=recourse.changed.index),
+                action=action,
+                action_why=action_why,
+                answers=extra,
+                item_order=list(item_order),
+                seconds_on_page=max(0.0, seconds),
+            )
+        except IntegrityError:
+            raise already from None  # leaves the transaction: the visit's close undone too
         ends = attention.record(p, checks, attention_given)
         if ends:
             _end(p, S.FAILED_ATTENTION)

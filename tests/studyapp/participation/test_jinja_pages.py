@@ -58,7 +58,9 @@ def test_every_template_string_is_in_the_japanese_catalogue() -> None:
     assert len(found) > 60 and "Plan %(position)s of %(total)s" in found
     catalogue = {e.msgid: e.msgstr for e in polib.pofile(str(PO))}
     missing = {m: where for m, where in found.items() if not catalogue.get(m)}
-    assert not missing, f"not in locale/ja (add them to django.po, scripts/compilemessages): {missing}"
+    assert not missing, (
+        f"not in locale/ja (add them to django.po, scripts/compilemessages): {missing}"
+    )
 
 
 def test_placeholders_are_filled_as_blocktranslate_filled_them() -> None:
@@ -257,3 +259,25 @@ def test_the_shared_radio_group_writes_what_a_choice_field_writes() -> None:
     mine, ours = _Markup(written), _Markup(field.as_field_group())
     assert mine.controls == ours.controls and mine.labels == ours.labels
     assert mine.option_parents == ours.option_parents and len(mine.option_parents) == 2
+
+
+@pytest.mark.parametrize("data", [None, BAD], ids=["unbound", "bad"])
+def test_the_option_rows_of_a_choice_field_are_option_rows(data: dict[str, Any] | None) -> None:
+    """`options` writes each row itself (no macro call per option): byte for byte the
+    `option_row` that a tick box and a matrix's rows use."""
+    from studyapp.participation.field_renderer import widget_context
+
+    env = forms.PAGE_RENDERER.engine.env
+    choices = env.get_template("studyapp/_choices.html").module
+    fields = [bf for form in _forms(data) for bf in form if not bf.is_hidden]
+    widgets = [w for bf in fields if (w := widget_context(bf)) and "optgroups" in w]
+    assert len(widgets) > 10
+    for w in widgets:
+        rows = [
+            str(choices.option_row(o["type"], o["name"], o["value"], o["label"], o["attrs"]))
+            for _group, opts, _index in w["optgroups"]
+            for o in opts
+        ]
+        written = str(choices.options(w))
+        assert all(f"\n  {row}" in written for row in rows), w["name"]
+        assert written.count('<div class="option">') == len(rows), w["name"]
