@@ -26,10 +26,8 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 from typing import Any
 
@@ -37,17 +35,18 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.cli import OneLineParser  # noqa: E402 - after the path is set
-from tests.integration.stack import (  # noqa: E402 - after the path is set
-    embedded_env,
-    postgres_redis_env,
-    prepare,
-    running,
+from benchmarks.load_common import (  # noqa: E402 - after the path is set
+    BACKENDS,
+    WEB_ARGS,
+    WORKER_ARGS,
+    backend_env,
+    choices,
+    loadavg,
+    measured_run,
 )
+from tests.integration.stack import prepare, running  # noqa: E402 - after the path is set
 
-BACKENDS = ("embedded", "postgres")
 SCENARIOS = ("think", "zero")
-WORKER_ARGS = {"embedded": ("--pool=solo",), "postgres": ("--concurrency", "2")}
-WEB_ARGS = ("-c", "python:studyapp.config.gunicorn")
 
 
 def _args(argv: list[str] | None) -> argparse.Namespace:
@@ -95,8 +94,8 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     )
     p.add_argument("--json", default="", help="also write every run's figures to this file")
     a = p.parse_args(argv)
-    a.backend_list = _choices(p, "--backends", a.backends, BACKENDS)
-    a.scenario_list = _choices(p, "--scenarios", a.scenarios, SCENARIOS)
+    a.backend_list = choices(p, "--backends", a.backends, BACKENDS)
+    a.scenario_list = choices(p, "--scenarios", a.scenarios, SCENARIOS)
     try:
         a.n_list = [int(x) for x in a.n.split(",") if x.strip()]
     except ValueError:
@@ -118,82 +117,24 @@ def _args(argv: list[str] | None) -> argparse.Namespace:
     return a
 
 
-def _choices(p: OneLineParser, flag: str, text: str, allowed: tuple[str, ...]) -> list[str]:
-    chosen = [x.strip() for x in text.split(",") if x.strip()]
-    bad = [x for x in chosen if x not in allowed]
-    if bad or not chosen:
-        p.error(f"{flag}: unknown {', '.join(bad) or '(none)'}; choose from {', '.join(allowed)}")
-    return chosen
-
-
-def _load() -> str:
-    return " ".join(f"{x:.2f}" for x in os.getloadavg())
-
-
-def _session_cpu_s(session_ids: set[int]) -> float:
-    """CPU seconds (user + system) of the live processes in the given sessions."""
-    tick = os.sysconf("SC_CLK_TCK")
-    total = 0
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if int(fields[3]) in session_ids:  # field 6 of stat: the session id
-            total += int(fields[11]) + int(fields[12])  # utime, stime
-    return total / tick
-
-
-def _server_sessions() -> set[int]:
-    """The sessions of the gunicorn and worker processes that `running` started: children of
-    this process that each lead a session of their own."""
-    mine = set()
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        pid = int(stat.parent.name)
-        if int(fields[1]) == os.getpid() and int(fields[3]) == pid:  # ppid, session id
-            mine.add(pid)
-    return mine
-
-
 def _run_one(
-    env: dict[str, str], url: str, n: int, think: str, a: argparse.Namespace, out: Path
+    env: dict[str, str],
+    url: str,
+    n: int,
+    think: str,
+    a: argparse.Namespace,
+    out: Path,
+    what: str = "gunicorn + worker",
 ) -> dict[str, Any]:
-    sessions = _server_sessions()
-    load_before, cpu_before = _load(), _session_cpu_s(sessions)
-    t0 = time.monotonic()
-    r = subprocess.run(
-        [
-            sys.executable, "manage.py", "simulate_participants", "carloan", "--url", url,
-            "--n", str(n), "--concurrency", str(n), "--think", think, "--verify",
-            "--report", str(out), "--timeout", str(a.time_limit),
-            "--time-limit", str(a.time_limit),
-            *(["--ramp", str(a.ramp)] if a.ramp is not None else []),
-        ],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=a.time_limit + 120,
-    )  # fmt: skip
-    wall = time.monotonic() - t0
-    server_cpu = _session_cpu_s(sessions) - cpu_before
-    print(r.stdout.rstrip())
-    if r.returncode not in (0, 1) or not out.exists():
-        print(r.stderr.rstrip()[-3000:])
-        return {"n": n, "think": think, "failed": f"simulate_participants exited {r.returncode}"}
-    figures = json.loads(out.read_text())
-    figures.update(
-        load_before=load_before,
-        load_after=_load(),
-        server_cpu_s=server_cpu,
-        server_cpu_share=server_cpu / wall,
-    )
-    print(
-        f"server CPU (gunicorn + worker) {server_cpu:.1f} s over {wall:.1f} s "
-        f"({100 * server_cpu / wall:.0f}% of one core); load average before {load_before}, "
-        f"after {figures['load_after']}"
-    )
-    return figures
+    cmd = [
+        sys.executable, "manage.py", "simulate_participants", "carloan", "--url", url,
+        "--n", str(n), "--concurrency", str(n), "--think", think, "--verify",
+        "--report", str(out), "--timeout", str(a.time_limit),
+        "--time-limit", str(a.time_limit),
+        *(["--ramp", str(a.ramp)] if a.ramp is not None else []),
+    ]  # fmt: skip
+    figures = measured_run(cmd, env, ROOT, out, a.time_limit + 120, what)
+    return {"n": n, "think": think, **figures}
 
 
 def _backend(backend: str, env: dict[str, str], work: Path, a: argparse.Namespace) -> list[Any]:
@@ -229,23 +170,30 @@ def _summary(rows: list[dict[str, Any]]) -> None:
         )
 
 
-def main(argv: list[str] | None = None) -> int:
-    a = _args(argv)
-    print(f"load average at start: {_load()}; {os.cpu_count()} CPUs")
+def run(a: argparse.Namespace) -> list[dict[str, Any]]:
+    """Every backend's runs, as `_summary` prints them."""
     rows: list[dict[str, Any]] = []
     for backend in a.backend_list:
         with tempfile.TemporaryDirectory(prefix=f"bench-load-{backend}-") as tmp:
             work = Path(tmp)
-            if backend == "embedded":
-                rows += _backend(backend, embedded_env(work), work, a)
-            else:
-                with postgres_redis_env(work, a.pg, a.redis) as env:
-                    rows += _backend(backend, env, work, a)
+            with backend_env(backend, work, a.pg, a.redis) as env:
+                rows += _backend(backend, env, work, a)
+    return rows
+
+
+def failed(rows: list[dict[str, Any]]) -> bool:
+    """Any run with an error, a stopped participant or a verification problem."""
+    return any("failed" in r or r["errors"] or not r["verification"]["ok"] for r in rows)
+
+
+def main(argv: list[str] | None = None) -> int:
+    a = _args(argv)
+    print(f"load average at start: {loadavg()}; {os.cpu_count()} CPUs")
+    rows = run(a)
     _summary(rows)
     if a.json:
         Path(a.json).write_text(json.dumps(rows, indent=1))
-    bad = [r for r in rows if "failed" in r or r["errors"] or not r["verification"]["ok"]]
-    return 1 if bad else 0
+    return 1 if failed(rows) else 0
 
 
 if __name__ == "__main__":

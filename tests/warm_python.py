@@ -8,7 +8,8 @@ imported before the fork, and no settings are configured).
 
 Why: each `manage.py` or `recourse-study` started from nothing spends 1-2 s of CPU importing
 libraries before the command starts, and the integration and command-line tests start
-hundreds of them. Set `RECOURSE_WARM_PYTHON=0` to start every command cold.
+hundreds of them. Set `RECOURSE_WARM_PYTHON=0` to start every command cold (outside
+pytest, as in the benchmarks, they start cold unless it is 1).
 
 No library does this: the fork server of `multiprocessing` runs functions, not programs with
 their own argv, environment and standard streams.
@@ -132,7 +133,10 @@ _server = _Server()
 
 
 def enabled() -> bool:
-    return os.environ.get("RECOURSE_WARM_PYTHON", "1") != "0" and hasattr(os, "fork")
+    """Under pytest, unless `RECOURSE_WARM_PYTHON=0`; elsewhere (the benchmarks, which read
+    their servers' CPU as this process's children) only with `RECOURSE_WARM_PYTHON=1`."""
+    default = "1" if "PYTEST_CURRENT_TEST" in os.environ else "0"
+    return os.environ.get("RECOURSE_WARM_PYTHON", default) != "0" and hasattr(os, "fork")
 
 
 def _alive(pid: int) -> bool:

@@ -59,6 +59,12 @@ _EVALUATION = re.compile(r"^evaluation-\d+$")
 _TAG = re.compile(r"<(script|style)\b.*?</\1>|<[^>]+>", re.S | re.I)
 #: the first characters of an error page's text that a report keeps
 ERROR_TEXT_CHARS = 200
+#: a participant's error when the run's time limit stopped them
+TIME_LIMIT_PASSED = "the load run's time limit passed"
+
+
+#: seconds a participant stays on a page of the given type before submitting it
+Dwell = Callable[[str, random.Random], float]
 
 
 class ServerTrouble(BotError):
@@ -85,6 +91,8 @@ class Sample:
     label: str
     seconds: float
     status: int
+    #: when it was sent (time.monotonic), for figures over a part of a run
+    at: float = 0.0
 
 
 class TimedClient(HttpClient):
@@ -102,10 +110,14 @@ class TimedClient(HttpClient):
         deadline: float = float("inf"),
         error_pages: list[str] | None = None,
         raise_errors: bool = False,
+        dwell: Dwell | None = None,
     ) -> None:
         super().__init__(base_url, timeout=timeout)
         self.samples = samples
         self.think = think
+        #: seconds on a page by its type, in place of the uniform `think` (a benchmark's own
+        #: distribution: benchmarks/capacity_dwell.py)
+        self.dwell = dwell
         self.rng = rng
         self.deadline = deadline
         #: the text of every server error page received (shared by the run's clients)
@@ -115,7 +127,8 @@ class TimedClient(HttpClient):
 
     def _timed(self, url: str, data: bytes | None, label: Callable[[HttpResponse], str]) -> Any:
         if time.monotonic() > self.deadline:
-            raise BotError("the load run's time limit passed")
+            raise BotError(TIME_LIMIT_PASSED)
+        sent = time.monotonic()
         t0 = time.perf_counter()
         try:
             r = self._open(url, data)
@@ -123,11 +136,11 @@ class TimedClient(HttpClient):
         # keep-alive connection was already reopened and the request sent again if safe)
         except (OSError, http.client.HTTPException) as exc:
             self.samples.append(
-                Sample(label(HttpResponse(0, b"", {})), time.perf_counter() - t0, 0)
+                Sample(label(HttpResponse(0, b"", {})), time.perf_counter() - t0, 0, sent)
             )
             kind = ServerTrouble if self.raise_errors else BotError
             raise kind(f"{url}: no answer ({exc})") from None
-        self.samples.append(Sample(label(r), time.perf_counter() - t0, r.status_code))
+        self.samples.append(Sample(label(r), time.perf_counter() - t0, r.status_code, sent))
         if r.status_code >= 500:
             self.error_pages.append(page_text(r.content))
             if self.raise_errors:
@@ -138,10 +151,15 @@ class TimedClient(HttpClient):
         return self._timed(url, None, lambda r: _get_label(url, r))
 
     def post(self, url: str, data: dict[str, Any]) -> HttpResponse:
+        page = "start" if url.startswith("/s/") else page_type(str(data.get("page")))
         lo, hi = self.think
-        if hi > 0:
-            time.sleep(self.rng.uniform(lo, hi))
-        label = "start" if url.startswith("/s/") else f"{page_type(str(data.get('page')))} submit"
+        if self.dwell is not None:
+            pause = self.dwell(page, self.rng)
+        else:
+            pause = self.rng.uniform(lo, hi) if hi > 0 else 0.0
+        if pause > 0:  # not past the run's end: a participant stopped there sends nothing
+            time.sleep(min(pause, max(0.0, self.deadline - time.monotonic())))
+        label = page if page == "start" else f"{page} submit"
         return self._timed(url, self._form(data), lambda r: label)
 
 
@@ -305,10 +323,11 @@ class LoadReport:
     def failed(self) -> list[LoadResult]:
         return [r for r in self.results if r.error]
 
-    def latency_table(self) -> dict[str, dict[str, float]]:
-        """Per page type (and `all`): count, p50, p95, p99 and max in milliseconds."""
+    def latency_table(self, samples: list[Sample] | None = None) -> dict[str, dict[str, float]]:
+        """Per page type (and `all`): count, p50, p95, p99 and max in milliseconds, over
+        `samples` (a part of the run's) or all of them."""
         by: dict[str, list[float]] = {}
-        for s in self.samples:
+        for s in self.samples if samples is None else samples:
             by.setdefault(s.label, []).append(s.seconds)
             by.setdefault("all", []).append(s.seconds)
         table = {}
@@ -367,13 +386,15 @@ def run_load(
     time_limit_s: float = 900.0,
     request_timeout_s: float = 60.0,
     retry_errors: int = 0,
+    dwell: Dwell | None = None,
 ) -> LoadReport:
     """Walk `n` participants through `study` on a running server, `concurrency` at a time.
 
     The first `concurrency` participants arrive spread evenly over `ramp_s` seconds (by
     default the longest think time: as if they had been arriving all along); each later
     one starts when one before it ends. Nothing runs past `time_limit_s`. `retry_errors`:
-    reloads a bot may make in a row after a server error (module docstring).
+    reloads a bot may make in a row after a server error (module docstring). `dwell`: the
+    seconds on each page by its type, in place of the uniform `think`.
     """
     if not 1 <= concurrency <= n:
         raise ValueError(f"concurrency must be 1..n ({n}), got {concurrency}")
@@ -395,6 +416,7 @@ def run_load(
             timeout=request_timeout_s,
             deadline=deadline,
             error_pages=error_pages,
+            dwell=dwell,
         )
         for i in range(n)
     ]

@@ -61,8 +61,17 @@ def _stop(proc: subprocess.Popen, sig: int = signal.SIGTERM, timeout: float = 15
 class Node:
     """A gunicorn master and its workers on one address, killable and restartable there."""
 
-    def __init__(self, env: dict[str, str], host: str, log: Path, args: Sequence[str]) -> None:
+    def __init__(
+        self,
+        env: dict[str, str],
+        host: str,
+        log: Path,
+        args: Sequence[str],
+        prefix: Sequence[str] = (),
+    ) -> None:
+        """`prefix`: a command that runs gunicorn (e.g. ``taskset -c 0``, which execs it)."""
         self.env, self.host, self.log, self.args = env, host, log, list(args)
+        self.prefix = list(prefix)
         self.port = free_port(host)
         self.proc: subprocess.Popen | None = None
 
@@ -82,8 +91,8 @@ class Node:
         """Start the master without waiting for it to listen."""
         with open(self.log, "a") as fh:
             self.proc = warm_python.start(
-                [str(VENV_BIN / "gunicorn"), "studyapp.config.wsgi", "--bind", self.address,
-                 *self.args, "--access-logfile", "-"], ROOT, self.env, fh,
+                [*self.prefix, str(VENV_BIN / "gunicorn"), "studyapp.config.wsgi", "--bind",
+                 self.address, *self.args, "--access-logfile", "-"], ROOT, self.env, fh,
             )  # fmt: skip
 
     def kill(self) -> None:
