@@ -12,7 +12,7 @@ from django.utils import timezone
 from studyapp.models import Evaluation, Participant, Study
 from studyapp.participation.flow import first_state
 from studyapp.participation.services import participant_start
-from studyapp.simulation.load import run_load
+from studyapp.simulation.load import TIME_LIMIT_PASSED, run_load
 from studyapp.simulation.load_verify import verify_load
 from studyapp.simulation.think_time import parse_think
 
@@ -61,6 +61,29 @@ def test_verifier_requires_completion_by_default(walked: tuple[Any, Any], study:
     Participant.objects.filter(code=code).update(state=Participant.State.EVALUATING)
     v = verify_load(study, report.results, since=since)
     assert not v.ok and any(code in p and "evaluating" in p for p in v.problems)
+
+
+def test_a_participant_cut_by_the_runs_end_is_checked_up_to_the_page_not_sent(
+    walked: tuple[Any, Any], study: Study
+) -> None:
+    """The run's end stops a participant after they filled in a plan's rating and before
+    it went out: that rating is not missing, everything they sent before it is checked."""
+    report, since = walked
+    r = next(r for r in report.results if r.evaluations >= 2)
+    keys = [k for k in r.sent if k.startswith("evaluation-")]
+    r.sent = {k: r.sent[k] for k in list(r.sent)[: list(r.sent).index(keys[-1]) + 1]}
+    Evaluation.objects.filter(recourse_id=int(r.sent[keys[-1]]["recourse"])).delete()
+    Participant.objects.filter(code=r.code).update(state=Participant.State.EVALUATING)
+    r.error = TIME_LIMIT_PASSED
+    assert verify_load(study, report.results, since=since, require_complete=False).ok
+    r.error = "a server error"  # stopped by a problem, not by the run's end: all reported
+    text = "\n".join(verify_load(study, report.results, since=since).problems)
+    assert f"{r.code}: stopped in state" in text and "sent but not stored" in text
+    r.error = TIME_LIMIT_PASSED  # an earlier rating changed is still found
+    first = Evaluation.objects.get(recourse_id=int(r.sent[keys[0]]["recourse"]))
+    Evaluation.objects.filter(pk=first.pk).update(action=first.action % 7 + 1)
+    problems = verify_load(study, report.results, since=since, require_complete=False).problems
+    assert any("stored differently: ['action']" in p for p in problems), problems
 
 
 @pytest.mark.parametrize(
