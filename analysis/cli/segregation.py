@@ -66,10 +66,10 @@ def register(subparsers: Any) -> None:
     p.add_argument(
         "--backend",
         choices=("numpy", "numba", "torch", "auto"),
-        default="numpy",
-        help="numpy: blocks on the CPU cores; numba: numpy's, with the minority x majority pass "
-        "one compiled kernel; torch: torch blocks on --device; auto: torch on the GPU when "
-        "torch sees one, else numba where installed, else numpy (numpy)",
+        default="auto",
+        help="numpy: blocks on the CPU cores; numba: numpy's, with the pair passes compiled "
+        "kernels; torch: torch blocks on --device; auto: torch on the GPU when torch sees "
+        "one (or on --device), else numba where installed, else numpy (auto)",
     )
     p.add_argument("--device", help="torch device, e.g. cuda (--backend torch or auto)")
     p.add_argument("--jobs", type=int, help="CPU threads for the numpy backend (all cores)")

@@ -193,8 +193,9 @@ class NumpyOps:
 class NumbaOps(NumpyOps):
     """NumpyOps whose minority × majority pass is one compiled kernel (`fused`: distance,
     ε count, sqrt, exp and sum per pair in registers, rows in parallel on `n_jobs`
-    threads); the minority passes stay numpy's. Small passes stay numpy's too: numba's
-    import and cached code cost about 0.4 s, its first compile on a machine several."""
+    threads) and whose minority passes run their row blocks in another (`fused_minority`,
+    in the thread pool). Small passes stay numpy's: numba's import and cached code cost
+    about 0.4 s, its first compile on a machine several."""
 
     def fused_cross(
         self,
@@ -213,6 +214,17 @@ class NumbaOps(NumpyOps):
         return cross_counts_and_sums(
             X, rows_idx, cols_idx, eps, proximity, self.n_jobs, self.progress
         )
+
+    def fused_triangle(self, op: Any, m: int) -> Any:
+        """The compiled row-block kernel of the minority passes over these operands, or
+        None below `_NUMBA_PAIRS` pairs (numpy's blocks then)."""
+        if m * (m - 1) // 2 < _NUMBA_PAIRS:
+            return None
+        from .fused_minority import Triangle
+
+        if op.single:
+            return Triangle(op.A32, op.B32, op.A64, op.B64)
+        return Triangle(op.A64, op.B64, op.A64, op.B64)
 
 
 def numba_available() -> bool:
@@ -258,6 +270,7 @@ class TorchOps:
     a GPU's float32 products may run in TF32, which no float32 margin covers."""
 
     single = False
+    on_device = True  # the passes' rechecks run on the device (`device_passes`)
 
     def __init__(
         self,
@@ -269,10 +282,16 @@ class TorchOps:
 
         self.torch = torch
         self.device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise SegregationInputError(
+                f"device {device!r} is not available: torch sees no GPU here (leave out "
+                "--device, or use backend 'numba' or 'numpy')"
+            )
         gpu = self.device.type != "cpu"
         self.block_rows = block_rows or (4096 if gpu else 512)
         self.block_cols = block_cols or (16384 if gpu else 4096)
         self.progress: Progress | None = None
+        self.canonical_chunk = 1 << 22 if gpu else 1 << 18  # pairs per device recheck
 
     def prepare(self, pairs: int) -> None:
         """Nothing to load: torch is imported already."""

@@ -33,6 +33,8 @@ from typing import Any
 
 import numpy as np
 
+from .geometry import last_square_within as _last_square_within
+
 try:  # numba is optional: without it the numpy (and torch) kernels serve
     import numba
     from llvmlite import ir
@@ -42,6 +44,29 @@ except ImportError:  # pragma: no cover - numba is in the dependencies
     numba = None
 
 AVAILABLE = numba is not None
+
+
+def _prefer_wide_vectors() -> bool:
+    """Let LLVM use 512-bit vectors on AVX-512 CPUs (it keeps to 256 bits there unless
+    told otherwise: `prefer-256-bit`); these kernels run faster in 512-bit ones
+    (docs/segregation.md). numba reads its CPU features once, when its CPU target starts,
+    so this applies only if nothing has started it and the user set neither
+    NUMBA_CPU_NAME nor NUMBA_CPU_FEATURES. The arithmetic is the same IEEE operations
+    either way (only the lanes of the proximity sum's reassociation change)."""
+    from numba.core import config
+    from numba.core.codegen import get_host_cpu_features
+    from numba.core.registry import cpu_target
+
+    if config.CPU_FEATURES or config.CPU_NAME or "_toplevel_target_context" in vars(cpu_target):
+        return False
+    features = get_host_cpu_features()
+    if "+avx512f" not in features.split(","):
+        return False
+    config.CPU_FEATURES = features + ",-prefer-256-bit"
+    return True
+
+
+WIDE = AVAILABLE and _prefer_wide_vectors()
 
 _R = 4  # minority rows per register block
 _W = 512  # majority columns per tile: 4 × 512 squared distances stay in L1
@@ -248,17 +273,6 @@ def _exact_sums(X: np.ndarray) -> bool:
     p = next(p for p in range(31) if np.array_equal(X * 2.0**p, np.round(X * 2.0**p)))
     spans = (X.max(axis=0) - X.min(axis=0)) * 2.0**p if len(X) else np.zeros(1)
     return float(np.sum(spans * spans)) < 2.0**53
-
-
-def _last_square_within(eps: float) -> float:
-    """The largest float64 s with sqrt(s) ≤ ε (sqrt is correctly rounded and monotone, so
-    sqrt(s) ≤ ε exactly when s ≤ this)."""
-    s = eps * eps
-    while s > 0 and math.sqrt(s) > eps:
-        s = float(np.nextafter(s, 0.0))
-    while math.sqrt(float(np.nextafter(s, math.inf))) <= eps:
-        s = float(np.nextafter(s, math.inf))
-    return s
 
 
 def cross_counts_and_sums(

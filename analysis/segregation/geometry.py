@@ -43,6 +43,20 @@ def canonical_distances(X: np.ndarray, i: np.ndarray, j: np.ndarray) -> np.ndarr
     return out
 
 
+def last_square_within(eps: float) -> float:
+    """The largest float64 s with sqrt(s) ≤ ε (sqrt is correctly rounded and monotone, so
+    sqrt(s) ≤ ε exactly when s ≤ this): a canonical squared sum can be compared with ε
+    without a sqrt, as on a device whose sqrt is not correctly rounded."""
+    import math
+
+    s = eps * eps
+    while s > 0 and math.sqrt(s) > eps:
+        s = float(np.nextafter(s, 0.0))
+    while math.sqrt(float(np.nextafter(s, math.inf))) <= eps:
+        s = float(np.nextafter(s, math.inf))
+    return s
+
+
 _TRANSPOSED: dict[int, tuple[Any, np.ndarray]] = {}
 
 

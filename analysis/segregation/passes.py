@@ -16,6 +16,7 @@ from typing import Any
 
 import numpy as np
 
+from . import device_passes
 from .backends import row_block_tasks, triangle_mask
 from .geometry import Geometry, canonical_distances
 from .screen import Operands, above_f32, below_f32, double_operands, operands, row_dots
@@ -93,6 +94,12 @@ def _minority_operands(
     ops: Any, geo: Geometry, idx: np.ndarray, lo2: float, hi2: float
 ) -> Operands:
     op = operands(ops, geo, idx, idx, [lo2, hi2])
+    kernel = getattr(ops, "fused_triangle", None)
+    if kernel is not None:
+        op.kernel = kernel(op, len(idx))
+        if op.kernel is not None:
+            op.block_rows = op.kernel.block_rows
+            return op
     if not op.single:
         ops.prepare(len(idx) * (len(idx) - 1) // 2)
     return op
@@ -106,6 +113,12 @@ def _minority_row_block(
     a block value below lo2, and the pairs with block values in [lo2, hi2] as row and
     column offsets from r0, with their block values."""
     r1 = min(r0 + op.block_rows, m)
+    if op.kernel is not None:
+        if op.single:
+            lo, hi = float(below_f32(lo2 - op.margin)), float(above_f32(hi2 + op.margin))
+        else:
+            lo, hi = lo2, hi2
+        return op.kernel.row_block(r0, r1, lo, hi, lo2, hi2)
     rows = np.zeros(r1 - r0, dtype=np.int64)
     cols = np.zeros(m - r0, dtype=np.int64)
     ii, jj, vals = [_NO_INDEX], [_NO_INDEX], [_NO_VALUE]
@@ -138,7 +151,14 @@ def minority_bracket_pass(
 
     def task(r0: int) -> tuple[Any, ...]:
         rows, cols, i, j, v = _minority_row_block(ops, op, r0, m, lo2, hi2)
-        return r0, rows, cols, v, (i + r0).astype(np.int32), (j + r0).astype(np.int32)
+        return (
+            r0,
+            rows,
+            cols,
+            v,
+            (i + r0).astype(np.int32, copy=False),
+            (j + r0).astype(np.int32, copy=False),
+        )
 
     below = np.zeros(m, dtype=np.int64)
     vals, ii, jj = [np.empty(0)], [np.empty(0, np.int32)], [np.empty(0, np.int32)]
@@ -171,8 +191,8 @@ def counts_from_bracket(
     if len(band):
         ok = canonical_distances(geo.X, idx[br.ci[band]], idx[br.cj[band]]) <= eps
         inside[band[ok]] = True
-    np.add.at(counts, br.ci[inside], 1)
-    np.add.at(counts, br.cj[inside], 1)
+    counts += np.bincount(br.ci[inside], minlength=len(counts))
+    counts += np.bincount(br.cj[inside], minlength=len(counts))
     return counts
 
 
@@ -217,9 +237,16 @@ def minority_class_pass(
     limit = _max_classes(m)
     stop = threading.Event()
 
+    Xd = ops.put(geo.X[idx]) if getattr(ops, "on_device", False) else None
+
     def task(r0: int) -> tuple[Any, ...] | None:
         if stop.is_set():
             return None
+        if Xd is not None:  # the torch backend: the recheck stays on its device
+            out = device_passes.class_block(ops, op, Xd, r0, m, lo2, hi2, limit)
+            if out is None:
+                stop.set()
+            return out
         rows, cols, i, j, _ = _minority_row_block(ops, op, r0, m, lo2, hi2)
         if not len(i):
             return r0, rows, cols, np.empty(0), np.empty((0, m - r0), np.int32)
@@ -297,7 +324,11 @@ def minority_within_counts(ops: Any, geo: Geometry, idx: np.ndarray, eps: float)
     op = _minority_operands(ops, geo, idx, lo2, hi2)
     m = len(idx)
 
+    Xd = ops.put(geo.X[idx]) if getattr(ops, "on_device", False) else None
+
     def task(r0: int) -> tuple[int, np.ndarray, np.ndarray]:
+        if Xd is not None:  # the torch backend: the recheck stays on its device
+            return device_passes.within_block(ops, op, Xd, r0, m, eps, lo2, hi2)
         rows, cols, i, j, _ = _minority_row_block(ops, op, r0, m, lo2, hi2)
         if len(i):
             ok = canonical_distances(geo.X, idx[i + r0], idx[j + r0]) <= eps
@@ -348,6 +379,16 @@ def cross_pass(
             ok = canonical_distances(geo.X, rows_idx[i + r0], cols_idx[j + c0]) <= eps
             rows += np.bincount(i[ok], minlength=len(rows))
 
+    if getattr(ops, "on_device", False):  # the torch backend: the recheck stays on its device
+        XA, XB = ops.put(geo.X[rows_idx]), ops.put(geo.X[cols_idx])
+
+        def on_device(r0: int) -> tuple[int, np.ndarray | None, list[float]]:
+            return device_passes.cross_block(
+                ops, op, XA, XB, r0, m, big, eps, (lo2, hi2), proximity, _SMALL_SQ
+            )
+
+        return _cross_totals(ops, on_device, m, br, eps)
+
     def task(r0: int) -> tuple[int, np.ndarray | None, list[float]]:
         r1 = min(r0 + br, m)
         rows = np.zeros(r1 - r0, dtype=np.int64) if eps is not None else None
@@ -374,6 +415,13 @@ def cross_pass(
             sums.append(ops.exp_neg_sqrt_sum(s))
         return r0, rows, sums
 
+    return _cross_totals(ops, task, m, br, eps)
+
+
+def _cross_totals(
+    ops: Any, task: Any, m: int, br: int, eps: float | None
+) -> tuple[np.ndarray | None, float]:
+    """Run the cross pass's row blocks: per-row counts and the fsum of the block sums."""
     total = np.zeros(m, dtype=np.int64) if eps is not None else None
     parts: list[float] = []
     for r0, rows, sums in ops.run(row_block_tasks(task, m, br), "minority x majority"):

@@ -42,6 +42,7 @@ class Operands:
     margin: float = math.inf
     block_rows: int = 128  # block sides for this pass (float32 blocks may be larger)
     block_cols: int = 1024
+    kernel: Any = None  # a compiled row-block kernel for minority passes (`fused_minority`)
 
     @property
     def single(self) -> bool:

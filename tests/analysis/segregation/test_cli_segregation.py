@@ -89,7 +89,8 @@ def test_cli_eps_options(population_csv, tmp_path):
         (None, ["--eps", "-1"], "--eps"),
         (None, ["--eps-quantile", "2"], "--eps-quantile"),
         (None, ["--minority", "other"], "not one of the groups"),
-        (None, ["--device", "cuda"], "--device needs --backend torch"),
+        (None, ["--backend", "numpy", "--device", "cuda"], "--device needs --backend torch"),
+        (None, ["--backend", "numba", "--device", "cuda"], "--device needs --backend torch"),
         (None, ["--features", "a,gender"], "also a feature"),
     ],
 )
@@ -152,3 +153,33 @@ def test_cli_auto_backend_without_a_gpu_gives_the_numpy_figures(
         assert main(_argv(path, out, "a,b,c", "--backend", backend, "--no-progress")) == 0
         written.append([(out / name).read_bytes() for name in ("indices.json", "indices.csv")])
     assert written[0] == written[1]
+
+
+def test_cli_device_without_a_gpu_is_refused(population_csv, tmp_path, capsys, monkeypatch):
+    """`--device cuda` alone takes the default backend, auto, to that device; where torch
+    sees no GPU the command says so (exit 2) instead of failing inside torch."""
+    torch = pytest.importorskip("torch")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    path, _ = population_csv
+    out = tmp_path / "never"
+    assert main(_argv(path, out, "a,b", "--device", "cuda")) == 2
+    err = capsys.readouterr().err.strip()
+    assert err.startswith("error: ") and "torch sees no GPU" in err and "\n" not in err
+    assert not out.exists()
+
+
+def test_cli_default_backend_is_auto(population_csv, tmp_path, monkeypatch):
+    """Without --backend the command asks for `auto` (the GPU, else numba, else numpy)."""
+    from analysis.segregation import indices
+
+    seen = []
+    real = indices.make_ops
+
+    def spy(backend, device=None, n_jobs=None):
+        seen.append(backend)
+        return real(backend, device, n_jobs)
+
+    monkeypatch.setattr(indices, "make_ops", spy)
+    path, _ = population_csv
+    assert main(_argv(path, tmp_path / "o", "a,b", "--no-progress")) == 0
+    assert seen == ["auto"]
