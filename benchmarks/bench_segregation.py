@@ -273,6 +273,12 @@ def main() -> int:
         help="also run each size on this backend (CPU) and compare: ε and the count-based "
         "indices must be equal, proximity to rounding",
     )
+    p.add_argument(
+        "--compare-up-to",
+        type=int,
+        default=None,
+        help="compare only the sizes up to this n (a CPU run of 1M takes long)",
+    )
     p.add_argument("--one", type=int, help=argparse.SUPPRESS)
     a = p.parse_args()
     if a.kernel_ns:
@@ -339,7 +345,8 @@ def main() -> int:
             + (" (wall inflated by the load)" if row["load_1min_before"] > cores else ""),
             flush=True,
         )
-        if a.compare and _compare(cmd, n, a.compare, row) is False:
+        wanted = a.compare and (a.compare_up_to is None or n <= a.compare_up_to)
+        if wanted and _compare(cmd, n, a.compare, row) is False:
             status = 1
     after = peak_gflops_gpu(a.device or "cuda") if gpu else peak_gflops()
     print(f"assumed peak measured again after the sizes: {after:.1f} GFLOP/s")
