@@ -21,6 +21,8 @@ from pathlib import Path
 from tests import warm_python
 from tests.integration.stack import ROOT, VENV_BIN, _port_open, _wait_for
 
+#: the balancer's own error pages (deploy/errors/CODE.http)
+ERROR_PAGES = (502, 503, 504)
 #: where Debian installs both (not always on a user's PATH)
 SBIN = Path("/usr/sbin")
 
@@ -147,6 +149,11 @@ def haproxy(backends: Sequence[str], health_path: str = "/healthz") -> Iterator[
     folder = _own_dir("recourse-haproxy-", None)
     port, sock = free_port(), folder / "admin.sock"
     servers = "\n".join(f"    server node{i} {b} check" for i, b in enumerate(backends, start=1))
+    # the participant's pages of deploy/errors/, as deploy/haproxy.cfg has them
+    errorfiles = "\n".join(
+        f"    errorfile {code} {ROOT / 'deploy' / 'errors' / f'{code}.http'}"
+        for code in ERROR_PAGES
+    )
     (folder / "haproxy.cfg").write_text(f"""\
 global
     maxconn 2000
@@ -162,6 +169,7 @@ defaults
     option redispatch 1
     retry-on conn-failure empty-response
     option forwardfor
+{errorfiles}
 
 frontend participants
     bind 127.0.0.1:{port}

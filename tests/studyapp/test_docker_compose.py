@@ -252,6 +252,24 @@ def test_web_scales_behind_the_balancer(compose: dict[str, Any]) -> None:
     assert "studyapp.config.health.HealthMiddleware" in SETTINGS_SOURCES[0].read_text()
 
 
+def test_the_balancers_error_pages_are_mounted_and_whole_http_answers(
+    compose: dict[str, Any],
+) -> None:
+    """HAProxy's own 502/503/504 (no node could answer) are the participant's page, each a
+    whole HTTP answer in a file HAProxy can hold (under its 16 kB buffer)."""
+    lb = compose["services"]["lb"]
+    cfg = _mounted(lb, "/usr/local/etc/haproxy/haproxy.cfg").read_text()
+    folder = next(m.split(":")[0] for m in lb["volumes"] if ":/usr/local/etc/haproxy/errors" in m)
+    for code in (502, 503, 504):
+        assert f"errorfile {code} /usr/local/etc/haproxy/errors/{code}.http" in cfg
+        raw = (ROOT / folder.removeprefix("./") / f"{code}.http").read_bytes()
+        head, body = raw.split(b"\r\n\r\n", 1)
+        lines = head.decode("ascii").split("\r\n")
+        assert re.fullmatch(rf"HTTP/1\.[01] {code} [A-Za-z ]+", lines[0]), lines[0]
+        assert f"Content-Length: {len(body)}" in lines and len(raw) < 16384
+        assert "Your answers so far are saved" in body.decode("utf-8")
+
+
 def test_pgbouncer_in_transaction_mode(compose: dict[str, Any]) -> None:
     s = compose["services"]
     ini = _mounted(s["pgbouncer"], "/etc/pgbouncer/compose.ini").read_text()
