@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -164,6 +165,8 @@ class WarmProcess:
                     self.returncode = int(text) if text.lstrip("-").isdigit() else 1
             elif not _alive(self.pid):
                 self.returncode = -signal.SIGKILL  # ended without its exit handler: killed
+            if self.returncode is not None:
+                shutil.rmtree(os.path.dirname(self._status), ignore_errors=True)
         return self.returncode
 
     def wait(self, timeout: float | None = None) -> int:
