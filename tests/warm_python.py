@@ -1,10 +1,13 @@
 """A warm Python for the tests' child commands: one interpreter per test process that has
 imported the heavy libraries (numpy, pandas, scipy, Django's own modules, the analysis and
-engine packages) and forks a child for each command, which then runs exactly as a fresh
+engine packages) and forks a child for each command, which then runs as a fresh
 `python manage.py ...` or `recourse-study ...` would from that point: its own process and
 process group, its own working folder, environment, stdout and stderr, exit status, and the
 project's settings read from that environment (nothing of the project's Django apps is
-imported before the fork, and no settings are configured).
+imported before the fork, and no settings are configured). What differs from a cold start:
+the preloaded libraries read their own environment variables (BLAS and OpenMP thread
+counts, say) when the interpreter started, from the test process's environment, and every
+child shares the interpreter's hash seed.
 
 Why: each `manage.py` or `recourse-study` started from nothing spends 1-2 s of CPU importing
 libraries before the command starts, and the integration and command-line tests start
