@@ -253,3 +253,16 @@ def start(
         return popen(argv, cwd, env, path, entry=ENTRIES[name])
     return subprocess.Popen(argv, cwd=cwd, env=env, stdout=log, stderr=subprocess.STDOUT,
                             start_new_session=True)  # fmt: skip
+
+
+def python(
+    args: list[str], cwd: Path, env: dict[str, str], timeout: float = 600
+) -> subprocess.CompletedProcess:
+    """`python ARGS` (a script and its arguments, or `-m module ...`), warm where enabled,
+    else with `subprocess.run`; captured as text either way."""
+    if enabled():
+        if args[0] == "-m":
+            return run(args[1:], cwd, env, timeout, module=args[1])
+        return run(args, cwd, env, timeout)
+    return subprocess.run([sys.executable, *args], cwd=cwd, env=env, capture_output=True,
+                          text=True, timeout=timeout, check=False)  # fmt: skip

@@ -143,17 +143,7 @@ def _demo_study(env: dict[str, str], args: tuple[str, ...], timeout: float) -> s
 
 
 def _manage(env: dict[str, str], *args: str, timeout: float = 300) -> str:
-    if warm_python.enabled():
-        r = warm_python.run(["manage.py", *args], ROOT, env, timeout)
-    else:
-        r = subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+    r = warm_python.python(["manage.py", *args], ROOT, env, timeout)
     if r.returncode != 0:
         raise RuntimeError(f"manage.py {' '.join(args)} failed ({r.returncode}): {r.stderr}")
     return r.stdout

@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import os
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +13,7 @@ from django.contrib.auth import authenticate
 from django.core.management import CommandError, call_command
 
 from studyapp.models import Evaluation, Participant, Recourse, Study
+from tests import warm_python
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -90,8 +90,10 @@ def test_simulated_answers_are_seeded(transactional_db: Any, var: Path) -> None:
     [
         (["carloan", "--n", "0"], "--n must be 1..10000"),
         (["carloan", "--ineligible", "1.5"], "--ineligible must be a share"),
-        (["carloan", "--ineligible", "0.5", "--screened-out", "0.6"],
-         r"--screened-out must be a share in 0\.\.0\.5, got 0\.6"),  # fmt: skip
+        (
+            ["carloan", "--ineligible", "0.5", "--screened-out", "0.6"],
+            r"--screened-out must be a share in 0\.\.0\.5, got 0\.6",
+        ),  # fmt: skip
         (["carloan", "--timeout", "-1"], "--timeout must be positive"),
         (["nope"], "no study 'nope'"),
     ],
@@ -122,14 +124,7 @@ def test_cli_exit_status_and_one_line_error(tmp_path: Path) -> None:
     env.pop("CELERY_BROKER_URL", None)
 
     def manage(*args: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
+        return warm_python.python(["manage.py", *args], ROOT, env, 120)
 
     assert manage("migrate", "-v0").returncode == 0
     for args, message in [

@@ -5,8 +5,7 @@ unresolved), described in codebook.csv; final_codes.csv with who decided and whe
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +16,7 @@ from studyapp.coding import answer_services, services
 from studyapp.coding.models import FinalCode
 from studyapp.export import export_study
 from studyapp.models import Study
+from tests import warm_python
 from tests.studyapp.coding.conftest import client_of, evaluations
 from tests.studyapp.coding.test_agreement_console import ROOT, code_all
 from tests.studyapp.console.factory import populate
@@ -79,8 +79,8 @@ def resolved_study(coded_study: Study, people: dict[str, Any]) -> Study:
 
 
 def _gamm(formula: str, data: Path) -> dict[str, Any]:
-    r = subprocess.run([sys.executable, "-m", "analysis", "gamm", "--input", str(data),
-                        "--formula", formula], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    r = warm_python.python(["-m", "analysis", "gamm", "--input", str(data), "--formula", formula],
+                           ROOT, dict(os.environ))  # fmt: skip
     assert r.returncode == 0, r.stderr
     return json.loads(r.stdout)
 
@@ -105,9 +105,9 @@ def test_gamm_takes_a_code_column_of_the_export(resolved_study: Study, tmp_path:
     # an unresolved answer leaves its code empty: gamm refuses it, naming the column
     FinalCode.objects.filter(study=resolved_study).first().delete()
     export_study(study=resolved_study, out=tmp_path / "gap")
-    r = subprocess.run([sys.executable, "-m", "analysis", "gamm", "--input",
-                        str(tmp_path / "gap" / "evaluations.csv"), "--formula",
-                        "acceptance ~ code_cost"], cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    r = warm_python.python(["-m", "analysis", "gamm", "--input",
+                            str(tmp_path / "gap" / "evaluations.csv"), "--formula",
+                            "acceptance ~ code_cost"], ROOT, dict(os.environ))  # fmt: skip
     assert r.returncode != 0 and "'code_cost' must be numeric and finite" in r.stderr
 
 
