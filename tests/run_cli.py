@@ -18,15 +18,7 @@ STUDY_ENV_DROPPED = ("STUDYAPP_VAR_DIR", "DATABASE_URL", "PYTHONPATH", "PORT")
 
 
 def run_module(module: str, *args: str, timeout: float = 600) -> subprocess.CompletedProcess:
-    if warm_python.enabled():
-        return warm_python.run([module, *args], ROOT, dict(os.environ), timeout, module=module)
-    return subprocess.run(
-        [sys.executable, "-m", module, *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
+    return warm_python.python(["-m", module, *args], ROOT, dict(os.environ), timeout)
 
 
 def run_analysis(*args: str, timeout: float = 600) -> subprocess.CompletedProcess:

@@ -171,3 +171,13 @@ def start(client: Client, study: Study, query: str = "") -> Walker:
 @pytest.fixture
 def walker(study: Study, eager: None) -> Walker:
     return start(Client(), study)
+
+
+@pytest.fixture
+def evaluating(walker: Walker) -> Walker:
+    """A participant on their first plan page."""
+    walker.to_profile()
+    walker.submit_profile()
+    walker.get()
+    assert walker.participant.state == Participant.State.EVALUATING
+    return walker

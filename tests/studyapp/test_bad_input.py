@@ -38,15 +38,6 @@ def _messages(response: Any) -> str:
     return " ".join(html.unescape(m) for m in shown)
 
 
-@pytest.fixture
-def evaluating(walker: Walker) -> Walker:
-    walker.to_profile()
-    walker.submit_profile()
-    walker.get()
-    assert walker.participant.state == S.EVALUATING
-    return walker
-
-
 @pytest.mark.parametrize(
     ("field", "value"),
     [

@@ -18,15 +18,6 @@ from tests.studyapp.conftest import Walker, start
 S = Participant.State
 
 
-@pytest.fixture
-def evaluating(walker: Walker) -> Walker:
-    walker.to_profile()
-    walker.submit_profile()
-    walker.get()
-    assert walker.participant.state == S.EVALUATING
-    return walker
-
-
 def _code(w: Walker) -> str:
     return w.url.rstrip("/").rsplit("/", 1)[-1]
 
