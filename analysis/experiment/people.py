@@ -92,11 +92,18 @@ def people_pvalue(means: np.ndarray) -> float:
 
 
 def minority_sizes(
-    dataset: str, seeds: list[int], population: str, train_share: float, subsample: int | None
+    dataset: str,
+    seeds: list[int],
+    population: str,
+    train_share: float,
+    subsample: int | None,
+    holdout: float = 0.0,
 ) -> dict[int, int]:
     """seed -> the minority's size in that run's population, as the experiment builds it
-    (`load_dataset`, then the training split under `population="train"`); for giving a
-    change of centralization (a share of the minority) in people."""
+    (`load_dataset`, then the training split under `population="train"`, then the held-out
+    part that is scored when `holdout` > 0); for giving a change of centralization (a share
+    of the minority) in people."""
+    from analysis.experiment.fair_eval import heldout_split
     from analysis.experiment.space import training_split
     from recourse_engine.datasets import load_dataset
 
@@ -105,6 +112,8 @@ def minority_sizes(
         data = load_dataset(dataset, seed=seed, subsample=subsample)
         if population == "train":
             data = training_split(data, train_share, seed)
+        if holdout > 0:
+            data = heldout_split(data, holdout, seed)[1]
         is_min, _ = split_groups(data.group)
         out[seed] = int(is_min.sum())
     return out

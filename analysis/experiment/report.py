@@ -129,6 +129,7 @@ def setting_paired(folder: Path) -> pd.DataFrame:
         st.get("population", "all"),
         float(st.get("train_share", 0.75)),
         meta.get("subsample"),
+        float(st.get("holdout") or 0.0),
     )
     return paired_frame(runs, minority={r: sizes[s] for r, s in seeds.items()})
 

@@ -132,3 +132,31 @@ def test_report_gives_centralization_in_people_of_each_runs_minority(tmp_path):
         sizes.append(counts.min())
     assert len(set(sizes)) > 1  # the sizes differ by run, so the run's own size is used
     assert got == pytest.approx(np.mean(d * np.array(sizes)))
+
+
+def test_people_are_counted_in_the_held_out_population_that_was_scored(tmp_path):
+    """Under held-out scoring the indices are those of the held-out part; the minority that
+    turns a share into people is that part's, as recorded in split.csv, not the whole data's."""
+    import pandas as pd
+
+    from analysis.experiment.report import setting_paired
+    from analysis.experiment.run import run_experiment
+    from analysis.experiment.settings import ExperimentSettings
+    from recourse_engine.datasets import load_dataset
+
+    out = tmp_path / "out"
+    st = ExperimentSettings(holdout=0.25, people_resamples=0, fair_audits=False)
+    run_experiment("synthetic", ["wachter"], 2, out, progress=False, settings=st)
+    runs = pd.read_csv(out / "runs.csv")
+    split = pd.read_csv(out / "split.csv")
+    sizes = []
+    for r, seed in runs[["run", "seed"]].drop_duplicates().to_numpy():
+        group = load_dataset("synthetic", seed=int(seed)).group
+        held = group[split.loc[split["run"] == r, "heldout_row"].to_numpy()]
+        _, counts = np.unique(held, return_counts=True)
+        sizes.append(counts.min())
+    whole = min(np.unique(load_dataset("synthetic", seed=0).group, return_counts=True)[1])
+    assert max(sizes) < whole  # a quarter of the rows: the whole data's minority is wrong
+    d = runs[(runs["method"] == "wachter") & (runs["metric"] == "centralization")]
+    got = setting_paired(out).set_index("metric").loc["centralization", "people_mean"]
+    assert got == pytest.approx(np.mean(d["diff"].to_numpy() * np.array(sizes)))
