@@ -14,6 +14,7 @@ from typing import Any
 
 from analysis.cli.common import EXPORT_HELP, CliError, add_command, fail, out_folder, progress_bar
 from analysis.segregation.catalogue import CATALOGUE
+from analysis.significance import BOOTSTRAP
 
 #: the files `effects --out DIR` writes besides the report
 EFFECTS_JSON, EFFECTS_CSV = "effects.json", "effects.csv"
@@ -41,7 +42,13 @@ def register(subparsers: Any) -> None:
     )
     e.add_argument("--eps-quantile", type=float, default=0.2)
     e.add_argument("--clusters", type=int, default=30)
-    e.add_argument("--bootstrap", type=int, default=200, help="participant bootstrap draws")
+    e.add_argument(
+        "--bootstrap",
+        type=int,
+        default=BOOTSTRAP,
+        help=f"participant bootstrap resamples (default {BOOTSTRAP}: enough for a Holm verdict "
+        "in a table of up to 50 intervals)",
+    )
     e.add_argument("--draws", type=int, default=200, help="partial-compliance Monte-Carlo draws")
     e.add_argument(
         "--compliance",
@@ -134,8 +141,15 @@ def run_effects(args: argparse.Namespace) -> int:
         f"wrote {args.out / EFFECTS_JSON}, {args.out / EFFECTS_CSV} and "
         f"{args.out / 'report.html'}; "
         f"verdicts of the {len(CATALOGUE)} indices (worse/better only where the 95% interval "
-        "excludes 0):"
+        "excludes 0 and the Holm-adjusted p across the table is below 0.05):"
     )
+    mult = effects["multiplicity"]
+    for col in mult["too_few_resamples"]:
+        print(
+            f"  note: {effects['bootstrap_usable']} usable resamples are too few for any "
+            f"{col} verdict to pass Holm across {mult['families'][col]} intervals; rerun "
+            f"with --bootstrap {mult['needed'][col]} or more"
+        )
     arms = [("strategy", effects["strategies"])]
     arms += [(col, table) for col, table in sorted(effects.get("by", {}).items())]
     for col, table in arms:

@@ -10,6 +10,7 @@ import argparse
 from typing import Any
 
 from analysis.cli.common import EXPORT_HELP, CliError, add_command, fail, out_folder
+from analysis.significance import BOOTSTRAP
 
 
 def register(subparsers: Any) -> None:
@@ -36,7 +37,12 @@ def register(subparsers: Any) -> None:
     s.add_argument("--no-ordinal", action="store_true", help="skip the ordinal robustness fits")
     s.add_argument("--group", help="participants.csv column grouping the segregation (gender)")
     s.add_argument("--groups", help="two values of --group to keep, comma-separated")
-    s.add_argument("--bootstrap", type=int, default=100, help="segregation bootstrap draws (100)")
+    s.add_argument(
+        "--bootstrap",
+        type=int,
+        default=BOOTSTRAP,
+        help=f"segregation bootstrap resamples ({BOOTSTRAP}: enough for Holm-controlled verdicts)",
+    )
     s.add_argument("--no-segregation", action="store_true", help="skip the segregation section")
     s.add_argument("--seed", type=int, default=0)
 

@@ -48,10 +48,10 @@ import pandas as pd
 
 from analysis.experiment.people import people_means, people_pvalue
 from analysis.segregation.catalogue import CATALOGUE, index, names
+from analysis.significance import ALPHA, holm
 
 #: below this many runs the experiment computes the bootstrap over people and uses it
 BOOTSTRAP_MIN_RUNS = 10
-ALPHA = 0.05
 #: the index whose change counts people (the central share of the minority)
 PEOPLE_INDEX = "centralization"
 
@@ -85,21 +85,6 @@ def t_pvalue(diffs: np.ndarray) -> float:
     if np.ptp(d) == 0:
         return 1.0 if d[0] == 0 else 0.0
     return float(stats.ttest_1samp(d, 0.0).pvalue)
-
-
-def holm(pvalues: np.ndarray) -> np.ndarray:
-    """Holm-adjusted p-values (R's `p.adjust(p, "holm")`): the k-th smallest of m times
-    (m − k + 1), made non-decreasing, capped at 1; NaN entries stay NaN and do not count in
-    the family. (statsmodels has it too, but is only a test dependency here.)"""
-    p = np.asarray(pvalues, dtype=float)
-    out = np.full_like(p, math.nan)
-    ok = np.flatnonzero(~np.isnan(p))
-    m = len(ok)
-    if m:
-        order = ok[np.argsort(p[ok], kind="stable")]
-        scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
-        out[order] = np.maximum.accumulate(scaled)
-    return out
 
 
 def verdict(name: str, lo: float, hi: float) -> str:

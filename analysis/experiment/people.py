@@ -28,6 +28,7 @@ from analysis.segregation.indices import IndexResult
 from analysis.segregation.inputs import split_groups
 from analysis.segregation.resampled import Resamples
 from analysis.segregation.settings_indices import IndexSettings
+from analysis.significance import bootstrap_pvalue
 
 
 @dataclass(frozen=True)
@@ -81,14 +82,9 @@ def people_interval(per_run: list[np.ndarray], level: float = 0.95) -> tuple[flo
 
 
 def people_pvalue(means: np.ndarray) -> float:
-    """Two-sided percentile-bootstrap p-value for "no change": twice the smaller share of
-    the B resampled means at or beyond 0 on either side, each counted as (k + 1)/(B + 1) so
-    that B resamples never claim p below 2/(B + 1)."""
-    m = np.asarray(means, dtype=float)
-    b = len(m)
-    low = (np.sum(m <= 0) + 1) / (b + 1)
-    high = (np.sum(m >= 0) + 1) / (b + 1)
-    return float(min(1.0, 2 * min(low, high)))
+    """Two-sided percentile-bootstrap p-value for "no change" from the B resampled means
+    (`analysis.significance.bootstrap_pvalue`: never below 2/(B + 1))."""
+    return bootstrap_pvalue(means)
 
 
 def minority_sizes(

@@ -104,7 +104,8 @@ def _paper_cells(dataset: str, value: Any) -> list[str]:
     return [value(k) if k in printed else "–" for k in names()]
 
 
-def _cell(row: pd.Series) -> str:
+def change_cell(row: pd.Series) -> str:
+    """A paired change: mean [interval], in people for centralization, Holm p, verdict."""
     mark = {"worse": " **worse**", "better": " better"}.get(str(row["verdict"]), "")
     ppl = ""
     if row["metric"] == PEOPLE_INDEX and pd.notna(row.get("people_mean")):
@@ -220,7 +221,7 @@ def report(
             head.append(f"| {m} | paper | " + " | ".join(_paper_cells(dataset, change)) + " |")
         for n, res in paired.items():
             r = res[res["method"] == m].set_index("metric", drop=False)
-            cells = [_cell(r.loc[k]) if k in r.index else "–" for k in names()]
+            cells = [change_cell(r.loc[k]) if k in r.index else "–" for k in names()]
             head.append(f"| {m} | {n} | " + " | ".join(cells) + " |")
     head += [
         "",

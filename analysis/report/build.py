@@ -16,6 +16,7 @@ from analysis.report.methods_text import methods_paragraph
 from analysis.report.models import Models, fit_models
 from analysis.report.segregation import Segregation, segregation
 from analysis.report.waves import waves_section
+from analysis.significance import BOOTSTRAP
 
 
 @dataclass
@@ -34,7 +35,7 @@ class Options:
     min_per_level: int = 20
     group: str | None = None
     groups: list[str] | None = None
-    bootstrap: int = 100
+    bootstrap: int = BOOTSTRAP
     segregation: bool = True
     seed: int = 0
 

@@ -55,6 +55,13 @@ def segregation(
         f"{effects['n_participants']} participants with a profile, grouped by {group!r}{kept}, "
         f"minority {effects['minority']!s} ({effects['n_minority']}); {bootstrap} participant "
         f"bootstrap draws, {clusters} neighbourhoods. Worse or better only where the 95% "
-        "interval of the change excludes zero."
+        "interval of the change excludes zero and its bootstrap p-value, Holm-adjusted across "
+        f"the {effects['multiplicity']['families'].get('strategy', 0)} intervals of the table, "
+        "is below 0.05."
     )
+    if "strategy" in effects["multiplicity"]["too_few_resamples"]:
+        note += (
+            f" {bootstrap} draws are too few for any verdict to pass Holm: use --bootstrap "
+            f"{effects['multiplicity']['needed']['strategy']} or more."
+        )
     return Segregation(table, group, note)

@@ -25,8 +25,13 @@ schema's normalised scale, grouped by a screening answer (e.g. gender).
   are in the curve as they are in the table; only the rating-implied draw leaves
   them out). A draw where nobody's choice is random is computed once.
 * Verdict per index: "worse" or "better" only when the bootstrap 95% interval of
-  the change lies entirely on that side of zero, else "no clear change" — a
-  point estimate alone does not decide a method comparison.
+  the change lies entirely on that side of zero *and* its bootstrap p-value, Holm-adjusted
+  across every arm × index of the same table (a grouping: strategies, methods or
+  origins), is below 0.05; else "no clear change" — a point estimate alone does not
+  decide a method comparison, nor one interval among a dozen. `verdict_95` keeps the
+  unadjusted interval rule. The resampled indices come from the resamples'
+  multiplicities (`analysis.segregation.resampled`), so the 2,000 resamples a Holm
+  verdict needs cost about what 200 fresh computations did.
 * Arms: effects are reported per `strategy`, and per recourse `method` and
   `origin` when the export has those columns (a method can serve several
   strategies, and pool and generated recourses differ in kind).
@@ -42,13 +47,22 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from analysis.significance import (
+    ALPHA,
+    BOOTSTRAP,
+    bootstrap_pvalue,
+    holm,
+    smallest_resamples,
+)
 from recourse_engine import FeatureSchema, normalise
 
 from .catalogue import CATALOGUE, VERDICTS, names
 from .frames import EffectsResult
 from .indices import IndexResult, segregation_indices, split_groups
+from .resampled import Resamples
 
 CURVE_PI = (0.0, 0.25, 0.5, 0.75, 1.0)
+
 GROUPINGS = ("strategy", "method", "origin")  # evaluation columns that define arms
 
 
@@ -240,13 +254,86 @@ def verdict(index: str, ci: list[float] | None) -> str:
     return CATALOGUE[index].verdict(*ci)
 
 
+@dataclass
+class _Bootstrap:
+    """The participant bootstrap's usable resamples (at least two minority and one majority
+    member drawn), each catalogue index computed on all of them at once from the
+    resamples' multiplicities (`analysis.segregation.resampled`: exactly the index of
+    `X[rows]` with the original's ε and neighbourhoods)."""
+
+    rows: np.ndarray  # (usable, n) drawn participants
+    counts: np.ndarray  # (usable, n) their multiplicities
+    is_min: np.ndarray
+    eps: float
+    kmeans: Any
+
+    @classmethod
+    def draw(cls, drawn: np.ndarray, is_min: np.ndarray, eps: float, kmeans: Any) -> _Bootstrap:
+        n = len(is_min)
+        counts = np.zeros((len(drawn), n))
+        for b, row in enumerate(drawn):
+            counts[b] = np.bincount(row, minlength=n)
+        ok = (counts[:, is_min].sum(1) >= 2) & (counts[:, ~is_min].sum(1) >= 1)
+        return cls(drawn[ok], counts[ok], is_min, eps, kmeans)
+
+    @property
+    def usable(self) -> int:
+        return len(self.rows)
+
+    def indices(self, X: np.ndarray) -> np.ndarray:
+        """(usable, k): the catalogue's indices of every usable resample of X."""
+        if not self.usable:
+            return np.empty((0, len(CATALOGUE)))
+        rs = Resamples(
+            np.asarray(X, dtype=np.float64), self.is_min, self.rows, self.counts, self.eps,
+            self.kmeans,
+        )  # fmt: skip
+        return np.column_stack([ix.resampled(rs) for ix in CATALOGUE.values()])
+
+
+def _holm_verdicts(table: dict[str, Any]) -> int:
+    """Holm across one table (every arm × index of a grouping): each difference gets
+    `p_holm` and its `verdict` (the 95% interval's, kept only where p_holm < ALPHA); each
+    arm its lists of indices by verdict. Returns the family's size."""
+    cells = [(arm, i) for arm in table.values() for i in names()]
+    adjusted = holm(np.array([arm["difference"][i]["p"] for arm, i in cells], dtype=float))
+    for (arm, i), q in zip(cells, adjusted, strict=True):
+        d = arm["difference"][i]
+        d["p_holm"] = None if math.isnan(q) else float(q)
+        d["verdict"] = d["verdict_95"] if q < ALPHA else "no clear change"
+    for arm in table.values():
+        by_verdict = {
+            v: [i for i in names() if arm["difference"][i]["verdict"] == v] for v in VERDICTS
+        }
+        arm.update(
+            worse=by_verdict["worse"],
+            better=by_verdict["better"],
+            no_clear_change=by_verdict["no clear change"],
+            n_worse=len(by_verdict["worse"]),
+            n_better=len(by_verdict["better"]),
+        )  # fmt: skip
+    return int(np.sum(~np.isnan(adjusted)))
+
+
+def multiplicity(families: dict[str, int], resamples: int) -> dict[str, Any]:
+    """effects.json's record of the control: Holm per grouping's table, each family's size,
+    and the resamples a family needs before any verdict can pass (`needed`)."""
+    return {
+        "method": "holm",
+        "alpha": ALPHA,
+        "families": families,
+        "needed": {k: smallest_resamples(m) for k, m in families.items()},
+        "too_few_resamples": sorted(k for k, m in families.items() if resamples < smallest_resamples(m)),
+    }  # fmt: skip
+
+
 def compute_effects(
     pop: StudyPopulation,
     *,
     minority: Any = None,
     eps_quantile: float = 0.2,
     clusters: int = 30,
-    bootstrap: int = 200,
+    bootstrap: int = BOOTSTRAP,
     draws: int = 200,
     curve_draws: int = 50,
     probability: dict[str, np.ndarray] | None = None,
@@ -271,18 +358,13 @@ def compute_effects(
     )
     fixed = {"eps": before.eps, "kmeans": before.kmeans, "minority": label, "n_jobs": 1}
 
-    def idx(X: np.ndarray, rows: np.ndarray | None = None) -> dict[str, float] | None:
-        if rows is not None:
-            X, gg = X[rows], g[rows]
-            if is_min[rows].sum() < 2 or (~is_min[rows]).sum() < 1:
-                return None
-        else:
-            gg = g
-        return _values(segregation_indices(X, gg, **fixed))
+    def idx(X: np.ndarray) -> dict[str, float]:
+        return _values(segregation_indices(X, g, **fixed))
 
     rng = np.random.default_rng(seed)
-    boots = [rng.integers(0, n, size=n) for _ in range(bootstrap)]
-    before_boot = [idx(pop.X0, b) for b in boots]
+    drawn = np.array([rng.integers(0, n, size=n) for _ in range(bootstrap)], dtype=np.int64)
+    boot = _Bootstrap.draw(drawn.reshape(bootstrap, n), is_min, before.eps, before.kmeans)
+    before_boot = boot.indices(pop.X0)
 
     out: dict[str, Any] = {
         "n_participants": n,
@@ -311,6 +393,7 @@ def compute_effects(
         arms.append((col, other, (by_probability or {}).get(col)))
     total = sum(len(a.strategies) for _, a, _ in arms)
     done = 0
+    families: dict[str, int] = {}
     for col, apop, prob in arms:
         if prob is None:
             prob = {
@@ -319,16 +402,19 @@ def compute_effects(
         table: dict[str, Any] = {}
         for s in apop.strategies:
             table[s] = _arm(
-                apop, s, prob[s], out["before"], boots, before_boot, idx, rng, draws, curve_draws
+                apop, s, prob[s], out["before"], boot, before_boot, idx, rng, draws, curve_draws
             )
             done += 1
             if progress is not None:
                 progress("arms", done, total)
+        families[col] = _holm_verdicts(table)
         if col == "strategy":
             out["strategies"] = table
         else:
             out.setdefault("by", {})[col] = table
             out.setdefault("rows_without_value", {})[col] = apop.rows_without_value
+    out["bootstrap_usable"] = boot.usable
+    out["multiplicity"] = multiplicity(families, boot.usable)
     return EffectsResult(out)
 
 
@@ -337,9 +423,9 @@ def _arm(
     s: str,
     p: np.ndarray,
     before: dict[str, float],
-    boots: list[np.ndarray],
-    before_boot: list[dict[str, float] | None],
-    idx: Callable[..., dict[str, float] | None],
+    boot: _Bootstrap,
+    before_boot: np.ndarray,
+    idx: Callable[[np.ndarray], dict[str, float]],
     rng: np.random.Generator,
     draws: int,
     curve_draws: int,
@@ -347,25 +433,18 @@ def _arm(
     """One arm (a strategy, method or origin): after, bootstrap difference, verdicts,
     rating-implied partial compliance and the compliance curve."""
     after = idx(pop.cf[s])
-    assert after is not None
     diff = {i: after[i] - before[i] for i in names()}
-    boot_d: dict[str, list[float]] = {i: [] for i in names()}
-    for b, bb in zip(boots, before_boot, strict=True):
-        a = idx(pop.cf[s], b)
-        if a is None or bb is None:
-            continue
-        for i in names():
-            boot_d[i].append(a[i] - bb[i])
+    changes = boot.indices(pop.cf[s]) - before_boot  # (usable resamples, indices)
     difference = {}
-    for i in names():
-        v = np.array(boot_d[i])
+    for j, i in enumerate(names()):
+        v = changes[:, j]
         ci = [float(np.percentile(v, 2.5)), float(np.percentile(v, 97.5))] if len(v) else None
-        boot_mean = float(v.mean()) if len(v) else None
         difference[i] = {
             "estimate": diff[i],
             "ci95": ci,
-            "bootstrap_mean": boot_mean,
-            "verdict": verdict(i, ci),
+            "bootstrap_mean": float(v.mean()) if len(v) else None,
+            "p": bootstrap_pvalue(v),
+            "verdict_95": verdict(i, ci),
         }
     partial = _partial(pop.X0, pop.cf[s], p, draws, rng, idx)
     n_shown = int(pop.shown[s].sum())
@@ -376,18 +455,12 @@ def _arm(
         res = _partial(pop.X0, pop.cf[s], np.where(shown, pi, 0.0), curve_draws, rng, idx)
         for i in names():
             curve[i].append(res[i]["mean"])
-    by_verdict = {v: [i for i in names() if difference[i]["verdict"] == v] for v in VERDICTS}
     return {
         "n_shown": n_shown,
         "n_impossible": int(pop.impossible[s].sum()),
         "after": after,
         "difference": difference,
-        "bootstrap_used": len(next(iter(boot_d.values()))),
-        "worse": by_verdict["worse"],
-        "better": by_verdict["better"],
-        "no_clear_change": by_verdict["no clear change"],
-        "n_worse": len(by_verdict["worse"]),
-        "n_better": len(by_verdict["better"]),
+        "bootstrap_used": len(changes),
         "worse_point_estimate": _worse(diff),
         "partial": {
             "mean_probability": float(p.mean()),
@@ -404,7 +477,7 @@ def _partial(
     p: np.ndarray,
     draws: int,
     rng: np.random.Generator,
-    idx: Callable[[np.ndarray], dict[str, float] | None],
+    idx: Callable[[np.ndarray], dict[str, float]],
 ) -> dict[str, Any]:
     """Monte-Carlo draws of who implements (probability p each). When every p is 0 or
     1 all draws are the same: the rng is still advanced as for random draws (so later
@@ -421,7 +494,6 @@ def _partial(
             r = once
         else:
             r = idx(np.where(act[:, None], X1, X0))
-            assert r is not None
             once = r
         for i in names():
             vals[i].append(r[i])

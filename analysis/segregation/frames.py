@@ -4,7 +4,8 @@
   results of several populations concatenate into one table;
 * ``EffectsResult`` — what ``compute_effects`` returns: still the JSON-ready dict the
   report and ``effects.json`` are written from, plus ``to_frame()`` (one row per arm and
-  index: before, after, change with its bootstrap interval and verdict, partial compliance),
+  index: before, after, change with its bootstrap interval, p-values and verdicts, partial
+  compliance),
   ``curves()`` (the compliance curves, long) and a notebook view.
 
 Views of the numbers already computed: nothing is recomputed here.
@@ -28,7 +29,10 @@ EFFECT_COLUMNS = [
     "ci_low",
     "ci_high",
     "bootstrap_mean",
+    "p",
+    "p_holm",
     "verdict",
+    "verdict_95",
     "n_shown",
     "partial_mean",
     "partial_q025",
@@ -69,7 +73,10 @@ def effects_frame(effects: dict[str, Any]) -> pd.DataFrame:
                     ci[0],
                     ci[1],
                     d["bootstrap_mean"],
+                    d.get("p"),
+                    d.get("p_holm"),
                     d["verdict"],
+                    d.get("verdict_95"),
                     arm["n_shown"],
                     part["mean"],
                     part["q025"],
@@ -102,10 +109,11 @@ class EffectsResult(dict):
         head = (
             f"<p><b>Segregation effects</b>: {self['n_participants']} participants, minority "
             f"{self['minority']!s} ({self['n_minority']}), {self['bootstrap']} bootstrap draws; "
-            "worse/better only where the 95% interval excludes 0</p>"
+            "worse/better only where the 95% interval excludes 0 and the Holm-adjusted p "
+            "across the table is below 0.05</p>"
         )
         table = self.to_frame()[
             ["grouping", "arm", "index", "before", "after", "difference", "ci_low", "ci_high"]
-            + ["verdict"]
+            + ["p_holm", "verdict"]
         ]
         return head + table.to_html(index=False, float_format=lambda v: f"{v:.4f}")

@@ -2,7 +2,9 @@
 
 A method comparison is read from this page, so it must not overstate: the verdict
 column says "worse" or "better" only when the bootstrap 95% interval of the change
-excludes zero (the point estimate's direction is shown beside it), and the page
+excludes zero and the Holm-adjusted p-value across the table is below 0.05 (the unadjusted
+reading and the point estimate's direction are shown beside it; a table whose resamples
+are too few for any verdict says so), and the page
 says next to the table and the curves how the two relate — the curve's π = 1 point
 is the table's "after", and the ★ is a different population of implementers.
 Figures are sized by the number of arms and lay out with `constrained_layout`, and
@@ -32,8 +34,15 @@ CURVE_NOTE = (
 )
 VERDICT_NOTE = (
     "Verdict: “worse” or “better” only when the bootstrap 95% interval of the change lies "
-    "entirely on that side of zero, otherwise “no clear change”. The direction of the point "
-    "estimate alone is shown in the column “estimate says”."
+    "entirely on that side of zero and its bootstrap p-value, Holm-adjusted across the {m} "
+    "intervals of this table, is below 0.05; otherwise “no clear change”. “95% CI alone” is "
+    "the unadjusted reading of the interval. The direction of the point estimate alone is "
+    "shown in the column “estimate says”."
+)
+FEW_NOTE = (
+    "With {b} usable resamples no p-value can go below 2/{b1} ≈ {floor:.3g}, too coarse for "
+    "Holm across {m} intervals: no verdict here can be “worse” or “better”. Rerun with "
+    "--bootstrap {needed} or more."
 )
 
 
@@ -172,6 +181,23 @@ def _fmt(v: float | None) -> str:
     return "–" if v is None else f"{v:.4f}"
 
 
+def _p(v: float | None) -> str:
+    return "–" if v is None else f"{v:.3g}"
+
+
+def verdict_note(e: dict[str, Any], grouping: str) -> str:
+    """The verdict rule under a table, with its family's size, and a warning when the
+    resamples are too few for any verdict to pass Holm."""
+    mult = e.get("multiplicity") or {}
+    m = (mult.get("families") or {}).get(grouping, len(CATALOGUE))
+    text = VERDICT_NOTE.format(m=m)
+    if grouping in mult.get("too_few_resamples", []):
+        b = int(e.get("bootstrap_usable", e["bootstrap"]))
+        needed = mult["needed"][grouping]
+        text += " " + FEW_NOTE.format(b=b, b1=b + 1, floor=2 / (b + 1), m=m, needed=needed)
+    return text
+
+
 def verdict_counts(arm: dict[str, Any]) -> dict[str, int]:
     """How many of the indices got each verdict."""
     got = [arm["difference"][i]["verdict"] for i in names()]
@@ -182,7 +208,8 @@ def _table(e: dict[str, Any], grouping: str) -> str:
     name = html.escape(GROUPING_TITLES.get(grouping, grouping))
     head = (
         f"<tr><th>{name}</th><th>index</th><th>before</th><th>after (= curve at π = 1)</th>"
-        "<th>difference</th><th>bootstrap 95% CI</th><th>verdict</th><th>estimate says</th>"
+        "<th>difference</th><th>bootstrap 95% CI</th><th>p (Holm)</th><th>verdict</th>"
+        "<th>95% CI alone</th><th>estimate says</th>"
         "<th>rating-implied mean [2.5%, 97.5%]</th></tr>"
     )
     rows = []
@@ -197,12 +224,13 @@ def _table(e: dict[str, Any], grouping: str) -> str:
                 f"<td>{_fmt(st['after'][i])}</td><td>{_fmt(d['estimate'])}</td>"
                 f"<td>{'–' if ci is None else f'[{ci[0]:.4f}, {ci[1]:.4f}]'}"
                 f" (mean {_fmt(d.get('bootstrap_mean'))})</td>"
-                f"<td class='v'>{d['verdict']}</td><td>{said}</td>"
+                f"<td>{_p(d.get('p_holm'))}</td>"
+                f"<td class='v'>{d['verdict']}</td><td>{d.get('verdict_95', '–')}</td><td>{said}</td>"
                 f"<td>{_fmt(part['mean'])} [{_fmt(part['q025'])}, {_fmt(part['q975'])}]</td></tr>"
             )
         c = verdict_counts(st)
         rows.append(
-            f"<tr class='sum'><td>{html.escape(s)}</td><td colspan='8'>of {len(CATALOGUE)} indices: "
+            f"<tr class='sum'><td>{html.escape(s)}</td><td colspan='10'>of {len(CATALOGUE)} indices: "
             f"{c['worse']} worse, {c['better']} better, {c['no clear change']} no clear change; "
             f"shown to {st['n_shown']}, {st['n_impossible']} marked impossible; "
             f"mean implementation probability {st['partial']['mean_probability']:.3f}</td></tr>"
@@ -220,7 +248,8 @@ def _section(e: dict[str, Any], grouping: str) -> str:
             "(their participants keep their profile here).</p>"
         )
     return (
-        f"<h2>By {title}</h2>{extra}<p class='note'>{VERDICT_NOTE}</p>{_table(e, grouping)}"
+        f"<h2>By {title}</h2>{extra}<p class='note'>{html.escape(verdict_note(e, grouping))}</p>"
+        f"{_table(e, grouping)}"
         f"<h3>Compliance curves by {title}</h3><p class='note'>{CURVE_NOTE}</p>"
         f"<img src='{curve_file(grouping)}' alt='indices against the share implementing, "
         f"by {title}'>"

@@ -98,6 +98,9 @@ def test_identity_recourse_changes_nothing(export_dir):
             "estimate": 0.0,
             "ci95": [0.0, 0.0],
             "bootstrap_mean": 0.0,
+            "p": 1.0,
+            "verdict_95": "no clear change",
+            "p_holm": 1.0,
             "verdict": "no clear change",
         }
         assert st["partial"][k]["mean"] == pytest.approx(eff["before"][k], abs=1e-15)

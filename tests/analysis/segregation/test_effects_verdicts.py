@@ -12,6 +12,7 @@ import json
 import numpy as np
 import pytest
 from sklearn.cluster import KMeans
+from statsmodels.stats.multitest import multipletests
 
 from analysis.__main__ import main
 from analysis.export import load_export
@@ -75,7 +76,8 @@ def test_bootstrap_interval_matches_a_direct_slow_computation(tmp_path):
     km = KMeans(n_clusters=k, random_state=seed, n_init=1).fit(X0)
     rng = np.random.default_rng(seed)
     boots = [rng.integers(0, n, size=n) for _ in range(B)]
-    for s in ("apart", "sparsest", "random"):
+    pvalues, cells = [], []
+    for s in eff["strategies"]:
         _, X1, _ = populations(d, "strategy", s)
         diffs = {i: [] for i in names()}
         for b in boots:
@@ -93,13 +95,22 @@ def test_bootstrap_interval_matches_a_direct_slow_computation(tmp_path):
             got = st["difference"][i]
             assert got["ci95"] == pytest.approx(want, abs=1e-9), (s, i)
             assert got["bootstrap_mean"] == pytest.approx(v.mean(), abs=1e-9), (s, i)
-            assert got["verdict"] == verdict(i, want)
+            assert got["verdict_95"] == verdict(i, want)
+            low, high = (np.sum(v <= 0) + 1) / (len(v) + 1), (np.sum(v >= 0) + 1) / (len(v) + 1)
+            assert got["p"] == pytest.approx(min(1.0, 2 * min(low, high))), (s, i)
+            pvalues.append(got["p"])
+            cells.append((got, verdict(i, want)))
+    # Holm across the table (every strategy × index), by statsmodels
+    adjusted = multipletests(pvalues, alpha=0.05, method="holm")[1]
+    for (got, unadjusted), q in zip(cells, adjusted, strict=True):
+        assert got["p_holm"] == pytest.approx(q)
+        assert got["verdict"] == (unadjusted if q < 0.05 else "no clear change")
 
 
 @pytest.fixture(scope="module")
 def clear_and_unclear(tmp_path_factory):
     d = make_export(tmp_path_factory.mktemp("v") / "x", n=60, seed=1, extra=("apart", "ebr"))
-    eff, _ = _effects(d, clusters=5, bootstrap=60, draws=2, curve_draws=1)
+    eff, _ = _effects(d, clusters=5, bootstrap=2000, draws=2, curve_draws=1)
     return eff
 
 
@@ -114,6 +125,21 @@ def test_a_clear_change_gets_worse_or_better(clear_and_unclear):
     assert together["difference"]["avg_proximity"]["ci95"][0] > 0
     assert together["difference"]["avg_proximity"]["verdict"] == "better"
     assert "avg_proximity" in together["better"] and together["n_better"] >= 1
+
+
+def test_too_few_resamples_for_holm_give_no_verdict_and_say_so(tmp_path):
+    """60 resamples: p is never below 2/61, so no cell of a 12-interval table can pass Holm,
+    even where the interval lies far from 0; effects.json names the table and the count."""
+    d = make_export(tmp_path / "x", n=60, seed=1, extra=("apart", "ebr"))
+    eff, _ = _effects(d, clusters=5, bootstrap=60, draws=2, curve_draws=1)
+    apart = eff["strategies"]["apart"]["difference"]["avg_proximity"]
+    assert apart["ci95"][1] < 0 and apart["verdict_95"] == "worse"
+    assert apart["p"] == pytest.approx(2 / 61) and apart["verdict"] == "no clear change"
+    family = 3 * len(eff["strategies"])
+    assert eff["multiplicity"]["families"] == {"strategy": family}
+    assert eff["multiplicity"]["too_few_resamples"] == ["strategy"]
+    needed = eff["multiplicity"]["needed"]["strategy"]
+    assert 2 * family / (needed + 1) < 0.05 <= 2 * family / needed  # the fewest that can pass
 
 
 def test_a_point_estimate_inside_a_zero_spanning_interval_is_no_clear_change(
