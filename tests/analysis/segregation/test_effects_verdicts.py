@@ -140,6 +140,14 @@ def test_too_few_resamples_for_holm_give_no_verdict_and_say_so(tmp_path):
     assert eff["multiplicity"]["too_few_resamples"] == ["strategy"]
     needed = eff["multiplicity"]["needed"]["strategy"]
     assert 2 * family / (needed + 1) < 0.05 <= 2 * family / needed  # the fewest that can pass
+    page = html_page(eff)
+    assert f"Holm-adjusted across the {family} intervals" in page
+    assert f"Rerun with --bootstrap {needed} or more" in page
+
+
+def test_enough_resamples_leave_no_warning(clear_and_unclear):
+    assert clear_and_unclear["multiplicity"]["too_few_resamples"] == []
+    assert "Rerun with --bootstrap" not in html_page(clear_and_unclear)
 
 
 def test_a_point_estimate_inside_a_zero_spanning_interval_is_no_clear_change(
