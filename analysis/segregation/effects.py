@@ -62,7 +62,6 @@ from .indices import IndexResult, segregation_indices, split_groups
 from .resampled import Resamples
 
 CURVE_PI = (0.0, 0.25, 0.5, 0.75, 1.0)
-
 GROUPINGS = ("strategy", "method", "origin")  # evaluation columns that define arms
 
 
@@ -443,7 +442,7 @@ def _arm(
             "estimate": diff[i],
             "ci95": ci,
             "bootstrap_mean": float(v.mean()) if len(v) else None,
-            "p": bootstrap_pvalue(v),
+            "p": bootstrap_pvalue(v) if len(v) else None,  # None: JSON has no NaN
             "verdict_95": verdict(i, ci),
         }
     partial = _partial(pop.X0, pop.cf[s], p, draws, rng, idx)

@@ -229,3 +229,17 @@ def test_gamm_probabilities_follow_the_mapping(tmp_path):
         ids = rows["participant"].astype(str).to_numpy()
         got = probs[s][np.searchsorted(pop.participants, ids)]
         np.testing.assert_allclose(got, want, atol=1e-12)
+
+
+def test_without_usable_resamples_there_is_no_interval_no_p_and_strict_json(export_dir):
+    import json
+
+    ex = load_export(export_dir)
+    pop = study_population(ex.evaluations, ex.participants, carloan_schema(), "gender")
+    eff = compute_effects(pop, clusters=5, bootstrap=0, draws=2, curve_draws=1)
+    assert eff["bootstrap_usable"] == 0
+    for st in eff["strategies"].values():
+        for d in st["difference"].values():
+            assert d["ci95"] is None and d["p"] is None and d["p_holm"] is None
+            assert d["verdict"] == d["verdict_95"] == "no clear change"
+    json.dumps(eff, allow_nan=False)  # a NaN would make effects.json invalid JSON
