@@ -13,6 +13,7 @@ from typing import Any
 
 from analysis.cli.common import CliError, add_command, fail, out_folder
 from analysis.grid import CellError, check_scheduler
+from analysis.significance import BOOTSTRAP
 from recourse_engine.cli import non_negative_int, positive_int
 
 #: the flags that override the preset's setting of the same name (None: the preset's)
@@ -90,7 +91,7 @@ def register(subparsers: Any) -> None:
         "--people-resamples",
         type=non_negative_int,
         help="resamples of the bootstrap over people that gives the paired differences' "
-        "interval below 10 runs (default 200; 0: a t interval over runs)",
+        f"interval below 10 runs (default {BOOTSTRAP}; 0: a t interval over runs)",
     )
     e.add_argument(
         "--holdout",

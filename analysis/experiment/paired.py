@@ -48,7 +48,7 @@ import pandas as pd
 
 from analysis.experiment.people import people_means, people_pvalue
 from analysis.segregation.catalogue import CATALOGUE, index, names
-from analysis.significance import ALPHA, holm
+from analysis.significance import ALPHA, holm, smallest_resamples
 
 #: below this many runs the experiment computes the bootstrap over people and uses it
 BOOTSTRAP_MIN_RUNS = 10
@@ -116,7 +116,9 @@ def paired_frame(
         lo, hi, how = interval(d)
         p = t_pvalue(d)
         got = (people or {}).get(str(method))
+        resamples = math.nan
         if len(d) < BOOTSTRAP_MIN_RUNS and got:
+            resamples = len(got[0])
             col = names().index(str(metric))
             means = people_means([g[:, col] for g in got])
             lo, hi = (float(q) for q in np.quantile(means, [0.025, 0.975]))
@@ -135,6 +137,7 @@ def paired_frame(
                 "diff_lo": lo,
                 "diff_hi": hi,
                 "interval": how,
+                "resamples": resamples,
                 "p": p,
                 "worse_runs": int(CATALOGUE[str(metric)].is_worse(d).sum()),
                 "verdict_95": verdict(str(metric), lo, hi),
@@ -158,10 +161,18 @@ def adjustment_note(paired: pd.DataFrame) -> str:
     """The caption sentence on the intervals and the multiplicity control of one table."""
     how = ", ".join(sorted(set(paired["interval"]))) if len(paired) else "–"
     family = int(paired["p"].notna().sum()) if len(paired) else 0
-    return (
+    text = (
         f"95% interval ({how}), unadjusted; verdicts (**worse** / better) need a Holm-adjusted "
         f"p < {ALPHA} across the {family} intervals of the table and the interval on that side"
     )
+    b = paired["resamples"].min() if "resamples" in paired and len(paired) else math.nan
+    if not math.isnan(b) and int(b) < smallest_resamples(family):
+        text += (
+            f" (with {int(b)} people resamples no p goes below 2/{int(b) + 1}, too coarse for "
+            f"Holm across {family}: no verdict can pass; --people-resamples "
+            f"{smallest_resamples(family)} or more would allow one)"
+        )
+    return text
 
 
 def paired_table(paired: pd.DataFrame, runs: int) -> str:

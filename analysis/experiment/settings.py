@@ -18,7 +18,8 @@
 
 `people_resamples`: resamples of the bootstrap over people within each run that gives the
 paired differences' interval below 10 runs (`analysis.experiment.people`; 0: a t interval
-over runs instead). `factual_cap`: CARLA's robustness invalidation and redundancy are
+over runs instead); 2,000 by default, so that its p-value (never below 2/(B + 1)) can pass
+Holm across a table of up to 50 intervals. `factual_cap`: CARLA's robustness invalidation and redundancy are
 computed for the first `factual_cap` factuals of each run (they cost model calls per
 factual); the per-factual file leaves them empty beyond it.
 
@@ -43,6 +44,7 @@ from dataclasses import asdict, dataclass
 from typing import Any
 
 from analysis.segregation.settings_indices import IndexSettings
+from analysis.significance import BOOTSTRAP
 
 SPACES = ("all", "mutable")
 SCALINGS = ("clipped", "minmax")
@@ -74,7 +76,7 @@ class ExperimentSettings:
     kmeans_inits: int = 1
     kmeans_seed: int | None = None
     replicate_defects: bool = False
-    people_resamples: int = 200
+    people_resamples: int = BOOTSTRAP
     factual_cap: int = 500
     holdout: float = 0.25
     fair_audits: bool = True

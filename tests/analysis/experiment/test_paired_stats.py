@@ -160,3 +160,21 @@ def test_people_are_counted_in_the_held_out_population_that_was_scored(tmp_path)
     d = runs[(runs["method"] == "wachter") & (runs["metric"] == "centralization")]
     got = setting_paired(out).set_index("metric").loc["centralization", "people_mean"]
     assert got == pytest.approx(np.mean(d["diff"].to_numpy() * np.array(sizes)))
+
+
+@pytest.mark.parametrize(("resamples", "warned"), [(200, True), (2000, False)])
+def test_the_caption_says_when_people_resamples_are_too_few_for_holm(resamples, warned):
+    """Two runs, three indices of two methods (6 intervals): every resampled change above 0,
+    so p is the bootstrap's floor 2/(B + 1); Holm's first step needs it below 0.05/6."""
+    from analysis.experiment.paired import adjustment_note
+    from analysis.segregation.catalogue import names
+
+    cols = {(m, k): np.array([0.01, 0.02]) for m in ("a", "b") for k in names()}
+    people = {m: [np.full((resamples, len(names())), 0.01)] * 2 for m in ("a", "b")}
+    res = paired_frame(_runs(cols), people)
+    assert res["p"].to_numpy() == pytest.approx(np.full(6, 2 / (resamples + 1)))
+    assert ((res["verdict"] == "no clear change") == warned).all()
+    note = adjustment_note(res)
+    assert ("too coarse for Holm across 6" in note) == warned
+    if warned:
+        assert "--people-resamples 240 or more" in note  # 2·6/0.05 = 240: 12/241 < 0.05
