@@ -19,9 +19,9 @@
 `people_resamples`: resamples of the bootstrap over people within each run that gives the
 paired differences' interval below 10 runs (`analysis.experiment.people`; 0: a t interval
 over runs instead); 2,000 by default, so that its p-value (never below 2/(B + 1)) can pass
-Holm across a table of up to 50 intervals. `factual_cap`: CARLA's robustness invalidation and redundancy are
-computed for the first `factual_cap` factuals of each run (they cost model calls per
-factual); the per-factual file leaves them empty beyond it.
+Holm across a table of up to 50 intervals. `factual_cap`: CARLA's robustness invalidation
+and redundancy are computed for the first `factual_cap` factuals of each run (they cost
+model calls per factual); the per-factual file leaves them empty beyond it.
 
 `holdout` (issue 29): the share of the rows set aside before anything is fitted; the
 decision model and the methods are fitted on the rest and scored on the rejected people of
