@@ -2,8 +2,8 @@
 the ablation rows of every `fair_rl` method, the subgroup audit and twin rates per method,
 and each `fair_rl` variant's paired effect against its no-fairness reward.
 
-* Held-out split (`heldout_split`): a seeded share `holdout` of the rows is set aside; the
-  decision model and every method are fitted on the rest, and the rejected people of the
+* Held-out split (`analysis.experiment.space.heldout_split`): a seeded share `holdout` of
+  the rows is set aside; the decision model and every method are fitted on the rest, and the rejected people of the
   held-out rows are the factuals, so a method is never scored on people it was fitted on
   (fair_rl's policy trains on its training rejected). The held-out rows are also the
   population whose segregation indices are compared. The split (seed, sizes, a SHA-256 of
@@ -20,7 +20,6 @@ and each `fair_rl` variant's paired effect against its no-fairness reward.
 from __future__ import annotations
 
 import copy
-import hashlib
 from typing import Any
 
 import numpy as np
@@ -38,37 +37,6 @@ EFFECT_METRICS = (
     "cost_gap", *FAIR_METRICS,
 )  # fmt: skip
 ABLATIONS = ("untrained", "no_fairness", "mean_action")
-
-
-def _take(data: Dataset, rows: np.ndarray) -> Dataset:
-    import dataclasses
-
-    changes: dict[str, Any] = {
-        "codes": data.codes[rows],
-        "y": data.y[rows],
-        "group": data.group[rows],
-    }
-    extra = getattr(data, "extra", None)
-    if extra is not None:
-        changes["extra"] = extra.iloc[rows].reset_index(drop=True)
-    return dataclasses.replace(data, **changes)
-
-
-def heldout_split(data: Dataset, share: float, seed: int) -> tuple[Dataset, Dataset, dict]:
-    """(training part, held-out part, record) with a seeded `share` held out."""
-    n = len(data)
-    perm = np.random.default_rng([seed, 29]).permutation(n)
-    k = int(round(share * n))
-    test, train = np.sort(perm[:k]), np.sort(perm[k:])
-    record = {
-        "seed": seed,
-        "holdout": share,
-        "n_train": int(len(train)),
-        "n_test": int(len(test)),
-        "test_rows_sha256": hashlib.sha256(test.astype(np.int64).tobytes()).hexdigest(),
-        "test_rows": test,
-    }
-    return _take(data, train), _take(data, test), record
 
 
 def ablation_label(label: str, kind: str) -> str:

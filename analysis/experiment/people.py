@@ -99,8 +99,7 @@ def minority_sizes(
     (`load_dataset`, then the training split under `population="train"`, then the held-out
     part that is scored when `holdout` > 0); for giving a change of centralization (a share
     of the minority) in people."""
-    from analysis.experiment.fair_eval import heldout_split
-    from analysis.experiment.space import training_split
+    from analysis.experiment.space import heldout_split, training_split
     from recourse_engine.datasets import load_dataset
 
     out: dict[int, int] = {}

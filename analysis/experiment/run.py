@@ -61,7 +61,6 @@ from analysis.experiment.fair_eval import (
     FAIR_METRICS,
     ablations,
     fair_extras,
-    heldout_split,
     mean_action,
     same_fits,
 )
@@ -70,6 +69,7 @@ from analysis.experiment.memo import RunMemo, digest, memoised, params_key
 from analysis.experiment.people import PeopleDraws, resampled_indices
 from analysis.experiment.settings import ExperimentSettings
 from analysis.experiment.space import (
+    heldout_split,
     index_features,
     mutable_in_space,
     population_features,

@@ -14,6 +14,8 @@ population (all rows, or the training split).
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+from typing import Any
 
 import numpy as np
 
@@ -59,6 +61,35 @@ def training_split(data: Dataset, share: float, seed: int) -> Dataset:
     n = len(data)
     keep = np.sort(np.random.default_rng([seed, 75]).permutation(n)[: int(round(share * n))])
     return dataclasses.replace(data, codes=data.codes[keep], y=data.y[keep], group=data.group[keep])
+
+
+def _take(data: Dataset, rows: np.ndarray) -> Dataset:
+    changes: dict[str, Any] = {
+        "codes": data.codes[rows],
+        "y": data.y[rows],
+        "group": data.group[rows],
+    }
+    extra = getattr(data, "extra", None)
+    if extra is not None:
+        changes["extra"] = extra.iloc[rows].reset_index(drop=True)
+    return dataclasses.replace(data, **changes)
+
+
+def heldout_split(data: Dataset, share: float, seed: int) -> tuple[Dataset, Dataset, dict]:
+    """(training part, held-out part, record) with a seeded `share` held out."""
+    n = len(data)
+    perm = np.random.default_rng([seed, 29]).permutation(n)
+    k = int(round(share * n))
+    test, train = np.sort(perm[:k]), np.sort(perm[k:])
+    record = {
+        "seed": seed,
+        "holdout": share,
+        "n_train": int(len(train)),
+        "n_test": int(len(test)),
+        "test_rows_sha256": hashlib.sha256(test.astype(np.int64).tobytes()).hexdigest(),
+        "test_rows": test,
+    }
+    return _take(data, train), _take(data, test), record
 
 
 def population_features(data: Dataset, codes: np.ndarray) -> np.ndarray:

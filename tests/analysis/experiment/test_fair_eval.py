@@ -13,8 +13,9 @@ import pytest
 from scipy import stats
 
 import analysis.experiment.run as run_mod
-from analysis.experiment.fair_eval import ablations, effects, heldout_split, same_fits
+from analysis.experiment.fair_eval import ablations, effects, same_fits
 from analysis.experiment.settings import ExperimentSettings, SettingsError, preset
+from analysis.experiment.space import heldout_split
 from recourse_engine.datasets import fair_scenario
 
 pytestmark = pytest.mark.usefixtures("one_torch_thread")
