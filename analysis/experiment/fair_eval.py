@@ -3,11 +3,12 @@ the ablation rows of every `fair_rl` method, the subgroup audit and twin rates p
 and each `fair_rl` variant's paired effect against its no-fairness reward.
 
 * Held-out split (`analysis.experiment.space.heldout_split`): a seeded share `holdout` of
-  the rows is set aside; the decision model and every method are fitted on the rest, and the rejected people of the
-  held-out rows are the factuals, so a method is never scored on people it was fitted on
-  (fair_rl's policy trains on its training rejected). The held-out rows are also the
-  population whose segregation indices are compared. The split (seed, sizes, a SHA-256 of
-  the held-out row numbers) goes into settings.json, the rows into split.csv.
+  the rows is set aside; the decision model and every method are fitted on the rest, and
+  the rejected people of the held-out rows are the factuals, so a method is never scored
+  on people it was fitted on (fair_rl's policy trains on its training rejected). The
+  held-out rows are also the population whose segregation indices are compared. The split
+  (seed, sizes, a SHA-256 of the held-out row numbers) goes into settings.json, the rows
+  into split.csv.
 * Ablations (`ablations`): for a `fair_rl` label L, `L/untrained` (the initial actor, the
   same rollouts), `L/no_fairness` (reward `none`, everything else equal; left out when L's
   reward is already `none`) and `L/mean_action` (L's fitted policy, its mean action only:
