@@ -21,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import shlex
 import sys
 from pathlib import Path
 from typing import Any
@@ -65,9 +66,9 @@ def command(meta: dict[str, Any]) -> str:
         if value is True:
             parts.append(flag)
         elif isinstance(value, list):
-            parts += [f"{flag} {v}" for v in value]
+            parts += [f"{flag} {shlex.quote(str(v))}" for v in value]
         else:
-            parts.append(f"{flag} {value}")
+            parts.append(f"{flag} {shlex.quote(str(value))}")
     return " ".join(parts)
 
 
