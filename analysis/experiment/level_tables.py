@@ -33,6 +33,7 @@ from analysis.experiment.paired import adjustment_note, holm, interval, t_pvalue
 from analysis.experiment.report import change_cell, claims, setting_paired
 from analysis.experiment.run import summarise, table
 from analysis.segregation.catalogue import CATALOGUE, names
+from analysis.significance import ALPHA
 
 TITLES = {
     "synthetic": "Synthetic data",
@@ -181,7 +182,7 @@ def conditioning_table(frame: pd.DataFrame) -> str:
             if r["zero"] == r["runs"]:
                 cells.append("0 (identical in every run)")
                 continue
-            mark = " **≠ 0**" if r["p_holm"] < 0.05 else ""
+            mark = " **≠ 0**" if r["p_holm"] < ALPHA else ""
             cells.append(
                 f"{r['mean']:+.4f} [{r['lo']:+.4f}, {r['hi']:+.4f}] p {r['p_holm']:.2g} "
                 f"({int(r['positive'])}/{int(r['runs'])} > 0){mark}"
@@ -192,7 +193,7 @@ def conditioning_table(frame: pd.DataFrame) -> str:
         "",
         f"Δ = conditioned − unconditioned EBR, mean over the runs [95% t interval over runs]; "
         f"p: Holm-adjusted across the {family} cells of the table that differ in some run; "
-        "**≠ 0**: p < 0.05.",
+        f"**≠ 0**: p < {ALPHA}.",
     ]
     return "\n".join(lines) + "\n"
 

@@ -23,10 +23,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from analysis.segregation.catalogue import CATALOGUE
+from analysis.segregation.catalogue import resampled_values
 from analysis.segregation.indices import IndexResult
 from analysis.segregation.inputs import split_groups
-from analysis.segregation.resampled import Resamples
+from analysis.segregation.resampled import Resamples, multiplicities
 from analysis.segregation.settings_indices import IndexSettings
 from analysis.significance import bootstrap_pvalue
 
@@ -42,8 +42,7 @@ class PeopleDraws:
     def draw(cls, n: int, resamples: int, seed: int) -> PeopleDraws:
         rng = np.random.default_rng([seed, 15])
         idx = rng.integers(0, n, size=(resamples, n))
-        counts = np.stack([np.bincount(row, minlength=n) for row in idx]).astype(np.float64)
-        return cls(idx, counts)
+        return cls(idx, multiplicities(idx, n))
 
 
 def resampled_indices(
@@ -65,7 +64,7 @@ def resampled_indices(
         settings.eps_comparison,
         settings.published_centralization,
     )
-    return np.column_stack([ix.resampled(rs) for ix in CATALOGUE.values()])
+    return resampled_values(rs)
 
 
 def people_means(per_run: list[np.ndarray]) -> np.ndarray:

@@ -105,3 +105,8 @@ def index(name: str) -> SegregationIndex:
         known = ", ".join(CATALOGUE)
         raise SegregationInputError(f"unknown segregation index {name!r}; known: {known}")
     return CATALOGUE[name]
+
+
+def resampled_values(rs: Resamples) -> np.ndarray:
+    """(B, k): every catalogue index on each of the B resamples, columns in this order."""
+    return np.column_stack([ix.resampled(rs) for ix in CATALOGUE.values()])

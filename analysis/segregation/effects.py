@@ -56,10 +56,10 @@ from analysis.significance import (
 )
 from recourse_engine import FeatureSchema, normalise
 
-from .catalogue import CATALOGUE, VERDICTS, names
+from .catalogue import CATALOGUE, VERDICTS, names, resampled_values
 from .frames import EffectsResult
 from .indices import IndexResult, segregation_indices, split_groups
-from .resampled import Resamples
+from .resampled import Resamples, multiplicities
 
 CURVE_PI = (0.0, 0.25, 0.5, 0.75, 1.0)
 GROUPINGS = ("strategy", "method", "origin")  # evaluation columns that define arms
@@ -268,10 +268,7 @@ class _Bootstrap:
 
     @classmethod
     def draw(cls, drawn: np.ndarray, is_min: np.ndarray, eps: float, kmeans: Any) -> _Bootstrap:
-        n = len(is_min)
-        counts = np.zeros((len(drawn), n))
-        for b, row in enumerate(drawn):
-            counts[b] = np.bincount(row, minlength=n)
+        counts = multiplicities(drawn, len(is_min))
         ok = (counts[:, is_min].sum(1) >= 2) & (counts[:, ~is_min].sum(1) >= 1)
         return cls(drawn[ok], counts[ok], is_min, eps, kmeans)
 
@@ -287,7 +284,7 @@ class _Bootstrap:
             np.asarray(X, dtype=np.float64), self.is_min, self.rows, self.counts, self.eps,
             self.kmeans,
         )  # fmt: skip
-        return np.column_stack([ix.resampled(rs) for ix in CATALOGUE.values()])
+        return resampled_values(rs)
 
 
 def _holm_verdicts(table: dict[str, Any]) -> int:

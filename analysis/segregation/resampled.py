@@ -49,6 +49,14 @@ class Resamples(Groups):
         return cdist(self.X[self.idx_min], self.X)
 
 
+def multiplicities(rows: np.ndarray, n: int) -> np.ndarray:
+    """(B, n) float counts of each of n people in each of the B drawn rows (B, n)."""
+    counts = np.zeros((len(rows), n))
+    for b, row in enumerate(rows):
+        counts[b] = np.bincount(row, minlength=n)
+    return counts
+
+
 def centralization_resampled(rs: Resamples) -> np.ndarray:
     thr = threshold(rs.eps, rs.eps_comparison)
     C = rs.counts
