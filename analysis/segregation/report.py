@@ -154,7 +154,7 @@ def curves_figure(effects: dict[str, Any], grouping: str = "strategy") -> Any:
             loc="upper center",
             bbox_to_anchor=(0.5, -0.14),
             fontsize=8,
-            title="verdict (95% CI)",
+            title="verdict (95% CI and Holm)",
             title_fontsize=8,
             frameon=False,
         )
